@@ -1,0 +1,160 @@
+"""Writes for competitions and leaderboards. Each service is one transaction: an import
+either lands whole or leaves what was stored untouched."""
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Max
+
+from benchmark.catalogue import CompetitionFacts, load_catalogue
+from benchmark.leaderboard import PrivateLeaderboard as LeaderboardData
+from benchmark.leaderboard import read_leaderboard
+from webapp.competitions.models import Competition, KnownIssue, LeaderboardEntry, PrivateLeaderboard, Split
+
+SPLITS = [
+    ("low", "Low (Lite)"),
+    ("medium", "Medium"),
+    ("high", "High"),
+    ("all", "All"),
+    ("dev", "Dev"),
+    ("demo", "Demo"),
+]
+
+
+@dataclass
+class CatalogueSyncResult:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+
+
+def _known_issue_kind(note: str) -> str:
+    text = note.lower()
+    if "leak" in text:
+        return KnownIssue.Kind.LEAKAGE
+    if "crowded" in text:
+        return KnownIssue.Kind.CROWDED
+    if "split" in text:
+        return KnownIssue.Kind.BROKEN_SPLIT
+    return KnownIssue.Kind.DATA
+
+
+@transaction.atomic
+def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
+    """Create or update a Competition for every catalogue entry (facts only; descriptions
+    and admin edits such as ``retired`` are left alone) and the catalogue's known issues."""
+    for order, (slug, name) in enumerate(SPLITS):
+        Split.objects.update_or_create(slug=slug, defaults={"name": name, "order": order})
+    splits = {s.slug: s for s in Split.objects.all()}
+    result = CatalogueSyncResult()
+    for facts in load_catalogue(include_demo=include_demo).values():
+        competition, created = competition_upsert_facts(facts)
+        competition.splits.set([splits[s] for s in facts.splits if s in splits])
+        (result.created if created else result.updated).append(facts.id)
+        for note in facts.known_issues:
+            KnownIssue.objects.get_or_create(
+                competition=competition,
+                note=note,
+                source=KnownIssue.Source.CATALOGUE,
+                defaults={"kind": _known_issue_kind(note)},
+            )
+    return result
+
+
+def competition_upsert_facts(facts: CompetitionFacts) -> tuple[Competition, bool]:
+    return Competition.objects.update_or_create(
+        slug=facts.id,
+        defaults={
+            "name": facts.name,
+            "category": facts.category,
+            "complexity": facts.complexity,
+            "metric": facts.metric,
+            "lower_is_better": facts.lower_is_better,
+            "awards_medals": facts.awards_medals,
+            "competition_type": facts.competition_type,
+            "id_column": facts.id_column,
+            "target_columns": list(facts.target_columns),
+            "is_demo": "demo" in facts.splits,
+        },
+    )
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@transaction.atomic
+def leaderboard_store(
+    competition: Competition,
+    data: LeaderboardData,
+    *,
+    source_name: str = "",
+    sha256: str = "",
+    is_synthetic: bool = False,
+    note: str = "",
+) -> PrivateLeaderboard:
+    """Store a parsed leaderboard as the competition's new current version, with its
+    thresholds computed once here. The same file (same checksum) imported again is
+    recognised and returns the version already stored."""
+    if sha256:
+        existing = competition.leaderboards.filter(sha256=sha256).first()
+        if existing is not None:
+            if not existing.is_current:
+                competition.leaderboards.filter(is_current=True).update(is_current=False)
+                existing.is_current = True
+                existing.save(update_fields=["is_current"])
+            return existing
+    thresholds = data.thresholds()
+    version = (competition.leaderboards.aggregate(v=Max("version"))["v"] or 0) + 1
+    competition.leaderboards.filter(is_current=True).update(is_current=False)
+    board = PrivateLeaderboard.objects.create(
+        competition=competition,
+        version=version,
+        is_current=True,
+        source_format=data.source_format,
+        source_name=source_name,
+        sha256=sha256,
+        is_synthetic=is_synthetic,
+        n_teams=thresholds.n_teams,
+        lower_is_better=thresholds.lower_is_better,
+        gold_threshold=thresholds.gold,
+        silver_threshold=thresholds.silver,
+        bronze_threshold=thresholds.bronze,
+        median_threshold=thresholds.median,
+        warnings=list(data.warnings),
+        note=note,
+    )
+    entries = []
+    for position, score in enumerate(data.scores, start=1):
+        i = position - 1
+        entries.append(
+            LeaderboardEntry(
+                leaderboard=board,
+                position=position,
+                score=float(score),
+                team_id=_opt(data.team_ids, i),
+                team_name=_opt(data.team_names, i),
+                submission_date=_opt(data.submission_dates, i),
+            )
+        )
+    LeaderboardEntry.objects.bulk_create(entries, batch_size=2000)
+    return board
+
+
+def _opt(values, i: int) -> str:
+    if not values or i >= len(values) or values[i] is None:
+        return ""
+    return str(values[i])
+
+
+def leaderboard_import_file(competition: Competition, path: Path, *, note: str = "") -> PrivateLeaderboard:
+    """Parse a leaderboard file (MLE-bench or Kaggle CSV) in the catalogue's direction and
+    store it. Raises ``benchmark.leaderboard.LeaderboardError`` with a message a person can
+    act on (for example a Git-LFS pointer instead of data)."""
+    data = read_leaderboard(Path(path), lower_is_better=competition.lower_is_better)
+    return leaderboard_store(competition, data, source_name=Path(path).name, sha256=file_sha256(path), note=note)

@@ -1,0 +1,34 @@
+"""Reading configuration from the environment, failing loudly on values that make no sense.
+
+A typo in a boolean ("ture") silently turning a feature off is worse than a crash at
+start-up, so these helpers raise instead of guessing.
+"""
+
+import os
+
+
+class ConfigurationError(ValueError):
+    pass
+
+
+def envstr(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def envbool(name: str, default: str) -> bool:
+    value = os.environ.get(name, default).strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ConfigurationError(f"{name} must be true or false, got {value!r}")
+
+
+def envint(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigurationError(f"{name} must be an integer, got {raw!r}") from None

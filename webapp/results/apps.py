@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ResultsConfig(AppConfig):
+    name = "webapp.results"
+    label = "results"
+    verbose_name = "Agents, experiments & grade reports"

@@ -1,0 +1,171 @@
+"""Agents (scaffold x model x version), experiments (run groups reported together), runs
+(experiment x competition x seed) and their grade reports, plus cached aggregates."""
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+
+class Scaffold(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    url = models.URLField(blank=True)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class LanguageModel(models.Model):
+    """The LLM behind an agent (or "none" for non-LLM baselines)."""
+
+    name = models.CharField(max_length=100, unique=True)
+    provider = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Agent(models.Model):
+    scaffold = models.ForeignKey(Scaffold, on_delete=models.PROTECT, related_name="agents")
+    model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="agents")
+    version = models.CharField(max_length=60, blank=True)
+
+    class Meta:
+        ordering = ["scaffold__name", "model__name", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["scaffold", "model", "version"], name="agent_unique")
+        ]
+
+    def __str__(self) -> str:
+        suffix = f" {self.version}" if self.version else ""
+        return f"{self.scaffold} × {self.model}{suffix}"
+
+
+class Experiment(models.Model):
+    """A set of run groups (one per seed) of one agent, reported together."""
+
+    class Source(models.TextChoices):
+        VERIFIED = "verified", "Verified (graded here)"
+        REPORTED = "reported", "Reported (imported reports)"
+        REFERENCE = "reference", "Synthetic reference (demo)"
+
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="experiments")
+    name = models.CharField(max_length=200)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="experiments"
+    )
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.VERIFIED)
+    is_published = models.BooleanField(default=False, help_text="Shown on the public leaderboard.")
+    hardware = models.CharField(max_length=200, blank=True)
+    runtime_hours = models.FloatField(null=True, blank=True)
+    date = models.DateField(null=True, blank=True)
+    internet_access = models.BooleanField(null=True, blank=True)
+    test_feedback = models.BooleanField(null=True, blank=True, help_text="Used any feedback from the test set.")
+    source_available = models.BooleanField(default=False)
+    source_url = models.URLField(blank=True)
+    known_leakage = models.BooleanField(default=False)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("experiment-detail", args=[self.pk])
+
+
+class Run(models.Model):
+    """One (competition, seed) of an experiment: what was submitted and where grading is."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Grading"
+        GRADED = "graded", "Graded"
+        FAILED = "failed", "Failed"
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="runs")
+    competition = models.ForeignKey("competitions.Competition", on_delete=models.PROTECT, related_name="runs")
+    seed = models.IntegerField()
+    run_group = models.CharField(max_length=200, blank=True)
+    submission_path = models.CharField(max_length=500, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    error = models.TextField(blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["experiment", "competition__slug", "seed"]
+        constraints = [
+            models.UniqueConstraint(fields=["experiment", "competition", "seed"], name="run_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.experiment_id}:{self.competition_id}:seed{self.seed}"
+
+
+class GradeReport(models.Model):
+    """MLE-bench's competition report for one run, exactly its fields, plus what mleboard
+    adds (seed, percentile, grader version, the reason when invalid). A re-grade adds a
+    report and moves ``is_current``; the old one stays for the record."""
+
+    class Source(models.TextChoices):
+        GRADED = "graded", "Graded here"
+        REPORTED = "reported", "Reported (imported as is)"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="reports")
+    # Denormalised so that aggregation reads one table.
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="reports")
+    competition = models.ForeignKey("competitions.Competition", on_delete=models.PROTECT, related_name="reports")
+    seed = models.IntegerField()
+    is_current = models.BooleanField(default=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.GRADED)
+
+    score = models.FloatField(null=True, blank=True)
+    gold_threshold = models.FloatField(null=True, blank=True)
+    silver_threshold = models.FloatField(null=True, blank=True)
+    bronze_threshold = models.FloatField(null=True, blank=True)
+    median_threshold = models.FloatField(null=True, blank=True)
+    any_medal = models.BooleanField(default=False)
+    gold_medal = models.BooleanField(default=False)
+    silver_medal = models.BooleanField(default=False)
+    bronze_medal = models.BooleanField(default=False)
+    above_median = models.BooleanField(default=False)
+    submission_exists = models.BooleanField(default=False)
+    valid_submission = models.BooleanField(default=False)
+    is_lower_better = models.BooleanField(default=False)
+    created_at = models.DateTimeField()
+    submission_path = models.CharField(max_length=500, blank=True)
+
+    percentile = models.FloatField(null=True, blank=True)
+    grader_version = models.CharField(max_length=60, blank=True)
+    error = models.TextField(blank=True)
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["competition__slug", "seed"]
+        constraints = [
+            models.UniqueConstraint(fields=["run"], condition=models.Q(is_current=True), name="one_current_report")
+        ]
+        indexes = [models.Index(fields=["experiment", "is_current"])]
+
+
+class ExperimentAggregate(models.Model):
+    """Figures computed once by ``benchmark.aggregate`` when reports arrive, so pages
+    read a row instead of recomputing thousands of reports per request."""
+
+    experiment = models.OneToOneField(Experiment, on_delete=models.CASCADE, related_name="aggregate")
+    figures = models.JSONField(default=dict)
+    clean_figures = models.JSONField(default=dict)
+    n_reports = models.PositiveIntegerField(default=0)
+    computed_at = models.DateTimeField(auto_now=True)
