@@ -1,0 +1,189 @@
+"""The base class every competition grader derives from.
+
+A grader turns (submission CSV, prepared data folder) into a ``GradeResult``:
+
+1. ``read_submission``  - the CSV as a pyarrow table (ids as text);
+2. ``load_answers``     - the private answers (cached while the file is unchanged);
+3. ``prepare``          - every acceptance check MLE-bench makes, then the aligned arrays;
+                          raises ``InvalidSubmission`` with a message a person can act on;
+4. ``compute``          - the metric on the prepared arrays, a plain float.
+
+``grade`` runs all four and rounds like MLE-bench; ``validate`` stops after ``prepare`` and
+never reveals a score.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar
+
+from graders.results import (
+    VALID_MESSAGE,
+    AnswersMissing,
+    GraderError,
+    GradeResult,
+    InvalidSubmission,
+    ValidationResult,
+)
+
+logger = logging.getLogger(__name__)
+
+_ANSWERS_CACHE: dict[tuple, Any] = {}
+_ANSWERS_CACHE_SIZE = 2  # answers can be large; keep only the last few competitions
+
+
+def round_score(score: float) -> float:
+    """Round to 5 decimals like MLE-bench's grader wrapper; nan and infinities are kept."""
+    value = float(score)
+    if not math.isfinite(value):
+        return value
+    return round(value, 5)
+
+
+class CompetitionGrader(ABC):
+    """Grades submissions for one competition.
+
+    Subclasses set ``metric`` (the catalogue's metric name) and implement ``prepare`` and
+    ``compute``. ``quirks`` lists, in plain words, where MLE-bench's grader is lenient or
+    surprising and this grader reproduces it (shown on the site as known issues).
+    Bump ``revision`` whenever a change could alter a score or a validity decision.
+    """
+
+    metric: ClassVar[str] = ""
+    # ``validate`` also runs ``compute`` (and discards the score) so that a submission the
+    # metric itself would reject is reported invalid; heavy metrics may switch this off.
+    validate_computes: ClassVar[bool] = True
+    # Columns read as text in both the submission and the answers (ids, labels).
+    text_columns: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        competition_id: str,
+        *,
+        answers: str | None = None,
+        quirks: tuple[str, ...] = (),
+        revision: int = 1,
+    ) -> None:
+        self.competition_id = competition_id
+        self.answers = answers or f"{competition_id}/prepared/private/test.csv"
+        self.quirks = tuple(quirks)
+        self.revision = revision
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.competition_id} {self.grader_version}>"
+
+    @property
+    def grader_version(self) -> str:
+        """``"<metric>/<revision>"``, stored with every grade so re-grades can be spotted."""
+        return f"{self.metric}/{self.revision}"
+
+    # --- the four steps -------------------------------------------------------------------
+
+    def read_submission(self, path: Path) -> Any:
+        """The submission as a pyarrow table; ``InvalidSubmission`` when it is not a CSV."""
+        from graders.reading import read_csv_table
+
+        return read_csv_table(path, string_columns=self.text_columns)
+
+    def read_answers(self, path: Path) -> Any:
+        """The answers file as a pyarrow table (override for other formats)."""
+        from graders.reading import read_csv_table
+
+        try:
+            return read_csv_table(path, string_columns=self.text_columns, what="Answers")
+        except InvalidSubmission as error:
+            raise GraderError(
+                f"Answers for {self.competition_id} are unreadable: {error}"
+            ) from None
+
+    def answers_path(self, data_dir: Path) -> Path:
+        """Where the private answers live in MLE-bench's prepared layout."""
+        return Path(data_dir) / self.answers
+
+    def load_answers(self, data_dir: Path) -> Any:
+        """The answers, read once and reused while the file is unchanged.
+
+        Raises ``AnswersMissing`` when the file is absent (the data is not prepared).
+        """
+        path = self.answers_path(data_dir)
+        try:
+            stat = path.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            raise AnswersMissing(
+                f"Answers for {self.competition_id} not found at {path}: prepare the "
+                "competition's data (MLE-bench layout <data>/<competition>/prepared/private/)."
+            ) from None
+        key = (type(self), self.competition_id, str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+        if key not in _ANSWERS_CACHE:
+            answers = self.read_answers(path)
+            while len(_ANSWERS_CACHE) >= _ANSWERS_CACHE_SIZE:
+                _ANSWERS_CACHE.pop(next(iter(_ANSWERS_CACHE)))
+            _ANSWERS_CACHE[key] = answers
+        return _ANSWERS_CACHE[key]
+
+    @abstractmethod
+    def prepare(self, submission: Any, answers: Any) -> Any:
+        """Check the submission against the answers and return what ``compute`` needs.
+
+        Raises ``InvalidSubmission`` for everything MLE-bench would not grade.
+        """
+
+    @abstractmethod
+    def compute(self, prepared: Any) -> float:
+        """The metric's value for prepared inputs (unrounded)."""
+
+    # --- entry points -------------------------------------------------------------------------
+
+    def grade(self, submission_path: Path, data_dir: Path) -> GradeResult:
+        """Grade one submission; never raises for a bad submission.
+
+        Raises ``AnswersMissing``/``GraderError`` only for infrastructure problems.
+        """
+        missing = self._missing_reason(Path(submission_path))
+        if missing:
+            return GradeResult(None, False, False, missing, self.grader_version)
+        answers = self.load_answers(data_dir)
+        try:
+            prepared = self.prepare(self.read_submission(Path(submission_path)), answers)
+            score = self.compute(prepared)
+        except InvalidSubmission as error:
+            return GradeResult(None, False, True, str(error), self.grader_version)
+        except (GraderError, MemoryError):
+            raise
+        except Exception as error:  # MLE-bench turns any grading exception into "invalid"
+            logger.warning("Grader %s failed on %s", self, submission_path, exc_info=True)
+            reason = f"Submission could not be graded: {type(error).__name__}: {error}"
+            return GradeResult(None, False, True, reason, self.grader_version)
+        return GradeResult(round_score(score), True, True, None, self.grader_version)
+
+    def validate(self, submission_path: Path, data_dir: Path) -> ValidationResult:
+        """Whether the submission is well formed, and why not; never computes a score."""
+        missing = self._missing_reason(Path(submission_path))
+        if missing:
+            return ValidationResult(False, missing)
+        answers = self.load_answers(data_dir)
+        try:
+            prepared = self.prepare(self.read_submission(Path(submission_path)), answers)
+            if self.validate_computes:
+                self.compute(prepared)
+        except InvalidSubmission as error:
+            return ValidationResult(False, str(error))
+        except (GraderError, MemoryError):
+            raise
+        except Exception as error:
+            return ValidationResult(
+                False, f"Submission could not be checked: {type(error).__name__}: {error}"
+            )
+        return ValidationResult(True, VALID_MESSAGE)
+
+    @staticmethod
+    def _missing_reason(path: Path) -> str | None:
+        # MLE-bench counts a submission as made only if it is a file ending in .csv.
+        if not path.is_file():
+            return f"No submission file at {path}."
+        if path.suffix.lower() != ".csv":
+            return f"Submission must be a .csv file; got '{path.name}'."
+        return None
