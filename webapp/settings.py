@@ -75,6 +75,8 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # A web process and a worker write the same file: wait for the lock instead of failing.
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+    # Tests share their database with a real worker process, so it must be a file.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -128,6 +130,7 @@ CELERY_TASK_ROUTES = {
     "webapp.runs.tasks.execute_agent_run": {"queue": "runs"},
 }
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", "false")
+CELERY_BEAT_SCHEDULE = {}
 
 # --- REST framework -----------------------------------------------------------------
 REST_FRAMEWORK = {

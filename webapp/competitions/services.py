@@ -158,3 +158,48 @@ def leaderboard_import_file(competition: Competition, path: Path, *, note: str =
     act on (for example a Git-LFS pointer instead of data)."""
     data = read_leaderboard(Path(path), lower_is_better=competition.lower_is_better)
     return leaderboard_store(competition, data, source_name=Path(path).name, sha256=file_sha256(path), note=note)
+
+
+@dataclass
+class ImportLine:
+    competition_id: str
+    status: str  # imported | partial | refused | skipped | failed
+    text: str
+
+
+def mlebench_import_competition(outcome) -> ImportLine:
+    """Persist what was read of one MLE-bench competition folder, in one transaction:
+    the competition's descriptions and its leaderboard land together or not at all."""
+    from benchmark.mlebench_checkout import REFUSED, SKIPPED
+
+    if outcome.status in (REFUSED, SKIPPED) or outcome.facts is None:
+        return ImportLine(outcome.competition_id, outcome.status, outcome.summary())
+    try:
+        with transaction.atomic():
+            competition, _ = competition_upsert_facts(outcome.facts)
+            fields = []
+            if outcome.description is not None:
+                competition.description = outcome.description
+                fields.append("description")
+            if outcome.description_obfuscated is not None:
+                competition.description_obfuscated = outcome.description_obfuscated
+                fields.append("description_obfuscated")
+            if fields:
+                competition.save(update_fields=[*fields, "updated_at"])
+            if outcome.leaderboard is not None:
+                leaderboard_store(
+                    competition,
+                    outcome.leaderboard,
+                    source_name="mlebench leaderboard.csv",
+                    sha256=_leaderboard_digest(outcome.leaderboard),
+                )
+    except Exception as exc:  # the transaction rolled back: nothing of it was stored
+        return ImportLine(outcome.competition_id, "failed", f"{outcome.competition_id}: failed, nothing stored ({exc})")
+    return ImportLine(outcome.competition_id, outcome.status, outcome.summary())
+
+
+def _leaderboard_digest(data: LeaderboardData) -> str:
+    digest = hashlib.sha256()
+    for score, team in zip(data.scores, data.team_ids, strict=False):
+        digest.update(f"{score!r},{team}\n".encode())
+    return digest.hexdigest()

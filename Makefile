@@ -1,0 +1,43 @@
+# The two commands of the README: `make run` (the site with its worker, on the embedded
+# defaults, with demo data) and `make test` (the test suite). Everything else is helpers.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test venv setup images lint bench clean
+
+$(BIN)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+venv: $(BIN)/.installed
+
+setup: venv
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_catalogue
+	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py collectstatic --noinput -v0
+
+run: setup
+	HOST=$(HOST) PORT=$(PORT) BIN=$(BIN) sh scripts/serve.sh
+
+test: venv
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+images: venv
+	$(BIN)/mleboard images
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: venv
+	$(BIN)/python bench/grading_bench.py --quick
+	$(BIN)/python bench/pages_bench.py
+
+clean:
+	rm -rf var

@@ -1,0 +1,11 @@
+// Draw every figure embedded as JSON by the server (see templates/plotly_figure.html).
+document.addEventListener("DOMContentLoaded", function () {
+  document.querySelectorAll("div.figure[data-figure-id]").forEach(function (el) {
+    var source = document.getElementById(el.dataset.figureId + "-data");
+    if (!source) return;
+    var fig = JSON.parse(source.textContent);
+    Plotly.newPlot(el, fig.data, fig.layout, {responsive: true, displaylogo: false}).then(function () {
+      el.dataset.rendered = "true";
+    });
+  });
+});

@@ -1,0 +1,70 @@
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _database_url_for_worker() -> str:
+    db = settings.DATABASES["default"]
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    user = db.get("USER") or ""
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    return f"postgresql://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, tmp_path):
+    """A real Celery worker process on the configured broker, sharing the test database.
+    Yields the Popen; the worker is stopped (and waited for) afterwards."""
+    from webapp.celery import app
+
+    app.control.purge()
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url_for_worker(),
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "MLEBOARD_DATA_DIR": str(settings.MLEBOARD_DATA_DIR),
+        "MLEBOARD_MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "PYTHONPATH": str(REPO_ROOT),
+    }
+    log = tmp_path / "worker.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "webapp", "worker", "-Q", "grading,runs,default",
+         "--concurrency", "2", "--pool", "prefork", "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
+        cwd=REPO_ROOT, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"worker exited at start:\n{log.read_text()}")
+        if "ready." in log.read_text():
+            break
+        time.sleep(0.2)
+    else:
+        proc.kill()
+        raise AssertionError(f"worker not ready in 60 s:\n{log.read_text()}")
+    proc.log_path = log
+    yield proc
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"condition not met in {timeout} s")

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from webapp.competitions import api as competition_api
+from webapp.results import api as result_api
+
+urlpatterns = [
+    path("competitions/", competition_api.CompetitionListApi.as_view(), name="api-competition-list"),
+    path("competitions/<str:slug>/", competition_api.CompetitionDetailApi.as_view(), name="api-competition-detail"),
+    path("experiments/", result_api.ExperimentListApi.as_view(), name="api-experiment-list"),
+    path("experiments/<int:pk>/", result_api.ExperimentDetailApi.as_view(), name="api-experiment-detail"),
+    path("experiments/<int:pk>/reports/", result_api.ExperimentReportsApi.as_view(), name="api-experiment-reports"),
+]

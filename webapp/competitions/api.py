@@ -1,0 +1,86 @@
+"""Read API for competitions: facts, current thresholds and known issues."""
+
+from django.shortcuts import get_object_or_404
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from webapp.competitions import selectors
+from webapp.competitions.models import Competition, KnownIssue, PrivateLeaderboard
+
+
+class ThresholdsOutput(serializers.ModelSerializer):
+    class Meta:
+        model = PrivateLeaderboard
+        fields = [
+            "version",
+            "n_teams",
+            "lower_is_better",
+            "gold_threshold",
+            "silver_threshold",
+            "bronze_threshold",
+            "median_threshold",
+            "source_format",
+            "is_synthetic",
+            "warnings",
+        ]
+
+
+class KnownIssueOutput(serializers.ModelSerializer):
+    class Meta:
+        model = KnownIssue
+        fields = ["kind", "note", "source", "excludes_from_clean_subset"]
+
+
+class CompetitionOutput(serializers.ModelSerializer):
+    id = serializers.CharField(source="slug")
+    splits = serializers.SlugRelatedField(many=True, read_only=True, slug_field="slug")
+
+    class Meta:
+        model = Competition
+        fields = [
+            "id",
+            "name",
+            "category",
+            "complexity",
+            "metric",
+            "lower_is_better",
+            "awards_medals",
+            "splits",
+            "id_column",
+            "target_columns",
+            "is_demo",
+            "retired",
+            "version",
+        ]
+
+
+class CompetitionDetailOutput(CompetitionOutput):
+    leaderboard = serializers.SerializerMethodField()
+    known_issues = KnownIssueOutput(many=True, read_only=True)
+
+    class Meta(CompetitionOutput.Meta):
+        fields = [*CompetitionOutput.Meta.fields, "leaderboard", "known_issues"]
+
+    def get_leaderboard(self, obj) -> dict | None:
+        board = obj.current_leaderboard
+        return ThresholdsOutput(board).data if board else None
+
+
+class CompetitionListApi(APIView):
+    permission_classes = [AllowAny]
+    serializer_class = CompetitionOutput
+
+    def get(self, request):
+        params = {k: request.query_params.get(k, "") for k in ("category", "complexity", "split", "q")}
+        return Response(CompetitionOutput(selectors.competition_list(**params), many=True).data)
+
+
+class CompetitionDetailApi(APIView):
+    permission_classes = [AllowAny]
+    serializer_class = CompetitionDetailOutput
+
+    def get(self, request, slug: str):
+        competition = get_object_or_404(Competition, slug=slug)
+        return Response(CompetitionDetailOutput(competition).data)

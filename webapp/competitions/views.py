@@ -1,0 +1,52 @@
+"""Competition pages: the filterable list and one competition with its human private
+leaderboard drawn, the medal lines and every agent score placed on it."""
+
+from django.db.models import Q
+from django.shortcuts import get_object_or_404, render
+
+from webapp import figures
+from webapp.competitions import selectors
+from webapp.competitions.models import Competition
+from webapp.results.selectors import agent_scores_on_competition
+
+
+def competition_list(request):
+    params = {k: request.GET.get(k, "").strip() for k in ("category", "complexity", "split", "q")}
+    competitions = selectors.competition_list(**params)
+    return render(
+        request,
+        "competitions/list.html",
+        {"competitions": competitions, "params": params, **selectors.competition_filter_choices()},
+    )
+
+
+def competition_detail(request, slug: str):
+    competition = get_object_or_404(Competition.objects.prefetch_related("splits"), slug=slug)
+    board = competition.current_leaderboard
+    agent_scores = agent_scores_on_competition(competition, user=request.user)
+    figure = None
+    if board is not None:
+        figure = figures.leaderboard_distribution(
+            selectors.competition_scores(board),
+            {
+                "gold": board.gold_threshold,
+                "silver": board.silver_threshold,
+                "bronze": board.bronze_threshold,
+                "median": board.median_threshold,
+            },
+            lower_is_better=board.lower_is_better,
+            agent_scores=[(row["label"], row["score"]) for row in agent_scores if row["score"] is not None],
+            population_label="Synthetic reference population" if board.is_synthetic else "Human teams",
+        )
+    return render(
+        request,
+        "competitions/detail.html",
+        {
+            "competition": competition,
+            "board": board,
+            "older_boards": competition.leaderboards.filter(~Q(pk=board.pk) if board else Q()),
+            "figure": figure,
+            "agent_scores": agent_scores,
+            "known_issues": selectors.competition_known_issues(competition),
+        },
+    )

@@ -1,0 +1,135 @@
+"""Plotly figures as plain dicts (Plotly's JSON schema): data in, figure out.
+
+Pure functions with no Django, so they are tested without a browser; pages embed the
+JSON and draw it with Plotly's JS served from our static files. Building the dicts
+directly (rather than through plotly.graph_objects) keeps page rendering cheap.
+"""
+
+from collections.abc import Sequence
+
+MEDAL_COLOURS = {"gold": "#d4a017", "silver": "#8a8d91", "bronze": "#b06a2c", "median": "#4a6fa5"}
+LAYOUT_BASE = {
+    "margin": {"l": 60, "r": 20, "t": 30, "b": 50},
+    "paper_bgcolor": "rgba(0,0,0,0)",
+    "plot_bgcolor": "rgba(0,0,0,0)",
+    "font": {"family": "system-ui, sans-serif", "size": 13},
+}
+
+
+def leaderboard_distribution(
+    scores: Sequence[float],
+    thresholds: dict[str, float],
+    *,
+    lower_is_better: bool,
+    agent_scores: Sequence[tuple[str, float]] = (),
+    population_label: str = "Human teams",
+) -> dict:
+    """Histogram of the private leaderboard's scores with the medal lines and the median
+    drawn as vertical lines, and each agent score (label, score) as a marker on top."""
+    data: list[dict] = [
+        {
+            "type": "histogram",
+            "x": list(scores),
+            "name": population_label,
+            "marker": {"color": "#c9d3e0"},
+            "nbinsx": 60,
+        }
+    ]
+    shapes, annotations = [], []
+    for key in ("gold", "silver", "bronze", "median"):
+        value = thresholds.get(key)
+        if value is None:
+            continue
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": value,
+                "x1": value,
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": MEDAL_COLOURS[key], "width": 2, "dash": "dot" if key == "median" else "solid"},
+            }
+        )
+        annotations.append(
+            {
+                "x": value,
+                "y": 1.02,
+                "xref": "x",
+                "yref": "paper",
+                "text": key,
+                "showarrow": False,
+                "font": {"color": MEDAL_COLOURS[key], "size": 11},
+            }
+        )
+    if agent_scores:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "x": [s for _, s in agent_scores],
+                "y": [0] * len(agent_scores),
+                "text": [label for label, _ in agent_scores],
+                "name": "Agents",
+                "marker": {"symbol": "triangle-up", "size": 11, "color": "#c0392b"},
+                "hovertemplate": "%{text}: %{x}<extra></extra>",
+            }
+        )
+    direction = "lower is better" if lower_is_better else "higher is better"
+    return {
+        "data": data,
+        "layout": {
+            **LAYOUT_BASE,
+            "shapes": shapes,
+            "annotations": annotations,
+            "xaxis": {"title": {"text": f"score ({direction})"}},
+            "yaxis": {"title": {"text": "teams"}},
+            "showlegend": True,
+            "legend": {"orientation": "h", "y": -0.2},
+            "bargap": 0.02,
+        },
+    }
+
+
+def funnel(stages: Sequence[dict]) -> dict:
+    """Bar per funnel stage: ``stages`` items have ``label``, ``mean``, ``standard_error``
+    and ``per_seed`` (percentages); per-seed values are drawn as points over the bars."""
+    labels = [s["label"] for s in stages]
+    data = [
+        {
+            "type": "bar",
+            "x": labels,
+            "y": [s["mean"] for s in stages],
+            "error_y": {"type": "data", "array": [s["standard_error"] or 0 for s in stages], "visible": True},
+            "marker": {"color": ["#4a6fa5", "#5b8bd0", "#7aa6e0", MEDAL_COLOURS["bronze"], MEDAL_COLOURS["silver"], MEDAL_COLOURS["gold"], "#2e7d32"][: len(stages)]},
+            "name": "mean ± SEM",
+            "hovertemplate": "%{x}: %{y:.1f}%<extra></extra>",
+        }
+    ]
+    xs, ys = [], []
+    for s in stages:
+        for value in s.get("per_seed") or []:
+            xs.append(s["label"])
+            ys.append(value)
+    if xs:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "x": xs,
+                "y": ys,
+                "name": "per seed",
+                "marker": {"color": "#222", "size": 6, "opacity": 0.6},
+                "hovertemplate": "%{x}: %{y:.1f}%<extra>seed</extra>",
+            }
+        )
+    return {
+        "data": data,
+        "layout": {
+            **LAYOUT_BASE,
+            "yaxis": {"title": {"text": "% of competitions"}, "range": [0, 105]},
+            "showlegend": True,
+            "legend": {"orientation": "h", "y": -0.2},
+        },
+    }

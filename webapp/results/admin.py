@@ -1,0 +1,45 @@
+from django.contrib import admin
+
+from webapp.results.models import Agent, Experiment, ExperimentAggregate, GradeReport, LanguageModel, Run, Scaffold
+
+admin.site.register(Scaffold)
+admin.site.register(LanguageModel)
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin):
+    list_display = ["scaffold", "model", "version"]
+    list_filter = ["scaffold", "model"]
+
+
+@admin.register(Experiment)
+class ExperimentAdmin(admin.ModelAdmin):
+    list_display = ["name", "agent", "source", "is_published", "owner", "date", "created_at"]
+    list_filter = ["is_published", "source", "agent__scaffold", "agent__model", "internet_access", "known_leakage"]
+    search_fields = ["name", "agent__scaffold__name", "agent__model__name"]
+    actions = ["publish", "unpublish"]
+
+    @admin.action(description="Publish to the public leaderboard")
+    def publish(self, request, queryset):
+        queryset.update(is_published=True)
+
+    @admin.action(description="Withdraw from the public leaderboard")
+    def unpublish(self, request, queryset):
+        queryset.update(is_published=False)
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ["experiment", "competition", "seed", "status", "attempts", "updated_at"]
+    list_filter = ["status"]
+    search_fields = ["competition__slug", "experiment__name"]
+
+
+@admin.register(GradeReport)
+class GradeReportAdmin(admin.ModelAdmin):
+    list_display = ["experiment", "competition", "seed", "score", "any_medal", "valid_submission", "is_current", "source", "grader_version"]
+    list_filter = ["is_current", "source", "valid_submission", "any_medal"]
+    search_fields = ["competition__slug", "experiment__name"]
+
+
+admin.site.register(ExperimentAggregate)

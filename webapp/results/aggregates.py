@@ -1,0 +1,98 @@
+"""Computing an experiment's figures once, when its reports change, with
+``benchmark.aggregate`` — the same function ``mleboard aggregate`` prints — so that every
+figure on a page equals what the command line gives for the same reports."""
+
+from django.db import transaction
+
+from benchmark.aggregate import AggregationError, aggregate
+from benchmark.catalogue import load_catalogue
+from benchmark.reports import CompetitionReport
+from webapp.competitions.selectors import clean_subset_excluded_slugs
+from webapp.results.models import Experiment, ExperimentAggregate, GradeReport
+
+SPLITS = ("low", "medium", "high", "all", "dev", "demo")
+REPORT_FIELDS = (
+    "competition__slug",
+    "seed",
+    "score",
+    "gold_threshold",
+    "silver_threshold",
+    "bronze_threshold",
+    "median_threshold",
+    "any_medal",
+    "gold_medal",
+    "silver_medal",
+    "bronze_medal",
+    "above_median",
+    "submission_exists",
+    "valid_submission",
+    "is_lower_better",
+    "created_at",
+    "submission_path",
+)
+
+
+def experiment_competition_reports(experiment_id: int) -> list[CompetitionReport]:
+    rows = GradeReport.objects.filter(experiment_id=experiment_id, is_current=True).values_list(*REPORT_FIELDS)
+    return [
+        CompetitionReport(
+            competition_id=row[0],
+            seed=row[1],
+            score=row[2],
+            gold_threshold=row[3],
+            silver_threshold=row[4],
+            bronze_threshold=row[5],
+            median_threshold=row[6],
+            any_medal=row[7],
+            gold_medal=row[8],
+            silver_medal=row[9],
+            bronze_medal=row[10],
+            above_median=row[11],
+            submission_exists=row[12],
+            valid_submission=row[13],
+            is_lower_better=row[14],
+            created_at=row[15],
+            submission_path=row[16],
+        )
+        for row in rows
+    ]
+
+
+def figures_for(reports: list[CompetitionReport], catalogue, excluded: set[str] = frozenset()) -> dict:
+    """Aggregates per split, for every split the experiment covers. A split is covered
+    when every one of its competitions has at least one run; seeds lacking a run count it
+    as a failure (MLE-bench's zero padding), which is what a missing run is."""
+    if excluded:
+        catalogue = {cid: facts for cid, facts in catalogue.items() if cid not in excluded}
+        reports = [r for r in reports if r.competition_id not in excluded]
+    covered = {r.competition_id for r in reports}
+    out = {}
+    for split in SPLITS:
+        ids = {cid for cid, facts in catalogue.items() if split in facts.splits}
+        if not ids or not ids <= covered:
+            continue
+        try:
+            out[split] = aggregate(
+                [r for r in reports if r.competition_id in ids],
+                split=split,
+                pad_missing=True,
+                catalogue=catalogue,
+                seeding="explicit",
+            )
+        except AggregationError as exc:
+            out[split] = {"error": str(exc)}
+    return {"splits": out}
+
+
+@transaction.atomic
+def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
+    experiment = Experiment.objects.select_for_update().get(pk=experiment_id)
+    reports = experiment_competition_reports(experiment.pk)
+    catalogue = load_catalogue(include_demo=True)
+    figures = figures_for(reports, catalogue)
+    clean = figures_for(reports, catalogue, clean_subset_excluded_slugs())
+    aggregate_row, _ = ExperimentAggregate.objects.update_or_create(
+        experiment=experiment,
+        defaults={"figures": figures, "clean_figures": clean, "n_reports": len(reports)},
+    )
+    return aggregate_row

@@ -1,0 +1,111 @@
+"""Read API for experiments and their reports, with the same figures the pages show
+(the names are ``mleboard aggregate --format json``'s)."""
+
+from django.http import Http404
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from webapp.results import selectors
+from webapp.results.models import Experiment, GradeReport
+
+
+class ExperimentOutput(serializers.ModelSerializer):
+    scaffold = serializers.CharField(source="agent.scaffold.name")
+    model = serializers.CharField(source="agent.model.name")
+    agent_version = serializers.CharField(source="agent.version")
+    url = serializers.CharField(source="get_absolute_url")
+
+    class Meta:
+        model = Experiment
+        fields = [
+            "id",
+            "name",
+            "url",
+            "scaffold",
+            "model",
+            "agent_version",
+            "source",
+            "is_published",
+            "hardware",
+            "runtime_hours",
+            "date",
+            "internet_access",
+            "test_feedback",
+            "source_available",
+            "source_url",
+            "known_leakage",
+        ]
+
+
+class ExperimentDetailOutput(ExperimentOutput):
+    figures = serializers.SerializerMethodField()
+
+    class Meta(ExperimentOutput.Meta):
+        fields = [*ExperimentOutput.Meta.fields, "figures"]
+
+    def get_figures(self, obj) -> dict:
+        return selectors.split_figures(obj)
+
+
+class ReportOutput(serializers.ModelSerializer):
+    competition_id = serializers.CharField(source="competition.slug")
+
+    class Meta:
+        model = GradeReport
+        fields = [
+            "competition_id",
+            "seed",
+            "score",
+            "gold_threshold",
+            "silver_threshold",
+            "bronze_threshold",
+            "median_threshold",
+            "any_medal",
+            "gold_medal",
+            "silver_medal",
+            "bronze_medal",
+            "above_median",
+            "submission_exists",
+            "valid_submission",
+            "is_lower_better",
+            "created_at",
+            "submission_path",
+            "percentile",
+            "grader_version",
+            "error",
+            "source",
+        ]
+
+
+def _visible_experiment(request, pk: int) -> Experiment:
+    experiment = selectors.experiments_visible_to(request.user).filter(pk=pk).select_related("aggregate").first()
+    if experiment is None:
+        raise Http404
+    return experiment
+
+
+class ExperimentListApi(APIView):
+    permission_classes = [AllowAny]
+    serializer_class = ExperimentOutput
+
+    def get(self, request):
+        return Response(ExperimentOutput(selectors.experiments_visible_to(request.user), many=True).data)
+
+
+class ExperimentDetailApi(APIView):
+    permission_classes = [AllowAny]
+    serializer_class = ExperimentDetailOutput
+
+    def get(self, request, pk: int):
+        return Response(ExperimentDetailOutput(_visible_experiment(request, pk)).data)
+
+
+class ExperimentReportsApi(APIView):
+    permission_classes = [AllowAny]
+    serializer_class = ReportOutput
+
+    def get(self, request, pk: int):
+        experiment = _visible_experiment(request, pk)
+        return Response(ReportOutput(selectors.experiment_reports(experiment), many=True).data)

@@ -1,0 +1,79 @@
+"""Grading a stored run: claim it, grade its submission with the real grader, rank it on
+the competition's current private leaderboard, store the report. Shared by uploads, the
+demo and agent runs, so that every report on the site is made the same way."""
+
+import logging
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from benchmark.leaderboard import PrivateLeaderboard as LeaderboardData
+from webapp.competitions.models import Competition, PrivateLeaderboard
+from webapp.results.models import GradeReport, Run
+from webapp.results.services import report_store
+
+log = logging.getLogger(__name__)
+
+
+def leaderboard_data(competition: Competition) -> LeaderboardData | None:
+    """The competition's current leaderboard as the pure ``benchmark`` object."""
+    board: PrivateLeaderboard | None = competition.current_leaderboard
+    if board is None:
+        return None
+    scores = tuple(board.entries.order_by("position").values_list("score", flat=True))
+    n = len(scores)
+    return LeaderboardData(
+        scores=scores,
+        team_ids=(None,) * n,
+        team_names=(None,) * n,
+        submission_dates=(None,) * n,
+        source_format=board.source_format,
+        lower_is_better=board.lower_is_better,
+    )
+
+
+def run_claim(run_id: int) -> bool:
+    """Move a queued run to running. True only for the one caller that won the claim, so
+    a re-delivered task does nothing twice."""
+    return (
+        Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
+            status=Run.Status.RUNNING, claimed_at=timezone.now()
+        )
+        == 1
+    )
+
+
+def run_grade(run_id: int, *, data_dir: Path | None = None) -> GradeReport | None:
+    """Grade one claimed-or-queued run. Returns the stored report, or None when another
+    worker already holds the run. Infrastructure errors (answers missing, database gone)
+    propagate so the task can retry; a bad submission is a final, stored result."""
+    from benchmark.grading import grade_run
+
+    if not run_claim(run_id):
+        return None
+    run = Run.objects.select_related("competition").get(pk=run_id)
+    Run.objects.filter(pk=run_id).update(attempts=run.attempts + 1)
+    submission = Path(run.submission_path) if run.submission_path else None
+    try:
+        report = grade_run(
+            submission,
+            run.competition.slug,
+            Path(data_dir or settings.MLEBOARD_DATA_DIR),
+            leaderboard_data(run.competition),
+            seed=run.seed,
+        )
+    except Exception:
+        # Hand the run back so a retry can claim it again.
+        Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(status=Run.Status.QUEUED)
+        raise
+    with transaction.atomic():
+        stored = report_store(run, report)
+        Run.objects.filter(pk=run_id).update(status=Run.Status.GRADED, error=report.error or "")
+    return stored
+
+
+def run_fail(run_id: int, reason: str) -> None:
+    """Mark a run failed for a reason outside the submission (time limit, lost worker)."""
+    Run.objects.filter(pk=run_id).exclude(status=Run.Status.GRADED).update(status=Run.Status.FAILED, error=reason)

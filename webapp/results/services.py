@@ -1,0 +1,138 @@
+"""Writes for agents, experiments, runs and grade reports."""
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from benchmark.reports import CompetitionReport
+from webapp.competitions.models import Competition
+from webapp.results.models import Agent, Experiment, GradeReport, LanguageModel, Run, Scaffold
+
+
+def agent_get_or_create(scaffold: str, model: str, version: str = "") -> Agent:
+    scaffold_obj, _ = Scaffold.objects.get_or_create(name=scaffold.strip() or "unknown")
+    model_obj, _ = LanguageModel.objects.get_or_create(name=model.strip() or "unknown")
+    agent, _ = Agent.objects.get_or_create(scaffold=scaffold_obj, model=model_obj, version=version.strip())
+    return agent
+
+
+def _report_fields(report: CompetitionReport) -> dict:
+    created = report.created_at
+    if created is None:
+        created = timezone.now()
+    elif timezone.is_naive(created):
+        created = timezone.make_aware(created, dt.timezone.utc)
+    return {
+        "score": report.score,
+        "gold_threshold": report.gold_threshold,
+        "silver_threshold": report.silver_threshold,
+        "bronze_threshold": report.bronze_threshold,
+        "median_threshold": report.median_threshold,
+        "any_medal": report.any_medal,
+        "gold_medal": report.gold_medal,
+        "silver_medal": report.silver_medal,
+        "bronze_medal": report.bronze_medal,
+        "above_median": report.above_median,
+        "submission_exists": report.submission_exists,
+        "valid_submission": report.valid_submission,
+        "is_lower_better": report.is_lower_better,
+        "created_at": created,
+        "submission_path": report.submission_path or "",
+        "percentile": report.percentile,
+        "grader_version": report.grader_version or "",
+        "error": report.error or "",
+    }
+
+
+@transaction.atomic
+def report_store(run: Run, report: CompetitionReport, source: str = GradeReport.Source.GRADED) -> GradeReport:
+    """Store ``report`` as the run's current report (a previous one stays, not current)."""
+    GradeReport.objects.filter(run=run, is_current=True).update(is_current=False)
+    return GradeReport.objects.create(
+        run=run,
+        experiment_id=run.experiment_id,
+        competition_id=run.competition_id,
+        seed=run.seed,
+        is_current=True,
+        source=source,
+        **_report_fields(report),
+    )
+
+
+@dataclass
+class ReportedRunGroup:
+    """One MLE-bench run group (one seed) and its competition reports."""
+
+    name: str
+    seed: int
+    reports: list[CompetitionReport]
+
+
+class UnknownCompetitions(ValueError):
+    pass
+
+
+@transaction.atomic
+def experiment_create_from_reports(
+    *,
+    name: str,
+    agent: Agent,
+    run_groups: Iterable[ReportedRunGroup],
+    source: str = Experiment.Source.REPORTED,
+    owner=None,
+    is_published: bool = False,
+    **experiment_fields,
+) -> Experiment:
+    """Create an experiment whose runs carry imported reports, stored as *reported*.
+    Refuses (and writes nothing) if a report names a competition we do not know."""
+    run_groups = list(run_groups)
+    competitions = {c.slug: c for c in Competition.objects.all()}
+    unknown = sorted(
+        {r.competition_id for g in run_groups for r in g.reports if r.competition_id not in competitions}
+    )
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise UnknownCompetitions(f"{len(unknown)} competition id(s) are not in the catalogue: {shown}")
+    experiment = Experiment.objects.create(
+        name=name, agent=agent, source=source, owner=owner, is_published=is_published, **experiment_fields
+    )
+    runs: list[Run] = []
+    pending: list[tuple[int, CompetitionReport]] = []
+    seen: set[tuple[str, int]] = set()
+    for group in run_groups:
+        for report in group.reports:
+            key = (report.competition_id, group.seed)
+            if key in seen:
+                # MLE-bench run groups hold one report per competition; a repeat is the
+                # same run listed twice, so the first one stands.
+                continue
+            seen.add(key)
+            runs.append(
+                Run(
+                    experiment=experiment,
+                    competition=competitions[report.competition_id],
+                    seed=group.seed,
+                    run_group=group.name,
+                    submission_path=report.submission_path or "",
+                    status=Run.Status.GRADED,
+                )
+            )
+            pending.append((len(runs) - 1, report))
+    Run.objects.bulk_create(runs, batch_size=2000)
+    reports = [
+        GradeReport(
+            run=runs[i],
+            experiment=experiment,
+            competition_id=runs[i].competition_id,
+            seed=runs[i].seed,
+            is_current=True,
+            source=GradeReport.Source.REPORTED if source == Experiment.Source.REPORTED else GradeReport.Source.GRADED,
+            **_report_fields(report),
+        )
+        for i, report in pending
+    ]
+    GradeReport.objects.bulk_create(reports, batch_size=2000)
+    return experiment

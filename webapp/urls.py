@@ -1,0 +1,21 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from webapp.competitions import views as competition_views
+from webapp.results import views as result_views
+
+urlpatterns = [
+    path("", result_views.home, name="home"),
+    path("competitions/", competition_views.competition_list, name="competition-list"),
+    path("competitions/<str:slug>/", competition_views.competition_detail, name="competition-detail"),
+    path("experiments/<int:pk>/", result_views.experiment_detail, name="experiment-detail"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("api/", include("webapp.api_urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+]
