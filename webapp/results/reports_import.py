@@ -63,7 +63,8 @@ def read_runs_folder(runs_dir: Path, experiments_csv: Path | None = None) -> lis
                 reports = read_grading_report(report_path)
             except GradingReportError as exc:
                 raise RunsFolderError(f"{report_path}: {exc}") from None
-            seed = position
+            own = {r.seed for r in reports}
+            seed = own.pop() if len(own) == 1 and None not in own else position
             run_groups.append(ReportedRunGroup(name=name, seed=seed, reports=[r for r in reports]))
         result.append(ExperimentRunGroups(experiment_id, run_groups))
     return result

@@ -1,0 +1,98 @@
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from webapp.competitions.models import Competition, KnownIssue, PrivateLeaderboard
+from webapp.competitions.services import catalogue_sync, leaderboard_import_file
+
+pytestmark = pytest.mark.django_db
+
+
+def write_mlebench_leaderboard(path: Path, scores: list[float]) -> Path:
+    lines = ["scoreNullable,teamId,hasTeamName,submissionDate,score,hasScore"]
+    lines += [f"{s},{1000 + i},True,2020-01-01,{s},True" for i, s in enumerate(scores)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_catalogue_sync_creates_every_competition_with_its_splits():
+    result = catalogue_sync(include_demo=True)
+    assert len(result.created) == 86
+    assert Competition.objects.filter(splits__slug="all").count() == 75
+    assert Competition.objects.filter(splits__slug="low").count() == 22
+    assert Competition.objects.filter(splits__slug="medium").count() == 38
+    assert Competition.objects.filter(splits__slug="high").count() == 15
+    assert Competition.objects.filter(splits__slug="dev").count() == 7
+    assert Competition.objects.filter(is_demo=True).count() == 4
+    # Known issues of the catalogue arrive as such, and a second sync adds nothing.
+    n_issues = KnownIssue.objects.count()
+    assert n_issues >= 5
+    again = catalogue_sync(include_demo=True)
+    assert len(again.created) == 0 and KnownIssue.objects.count() == n_issues
+
+
+def test_leaderboard_import_versions_and_thresholds(tmp_path):
+    catalogue_sync()
+    comp = Competition.objects.get(slug="spaceship-titanic")  # accuracy: higher is better
+    scores = [round(1 - i / 500, 5) for i in range(120)]
+    first = leaderboard_import_file(comp, write_mlebench_leaderboard(tmp_path / "a.csv", scores))
+    assert (first.n_teams, first.version, first.is_current) == (120, 1, True)
+    # 100-249 teams: gold at rank 10, silver int(0.2N)=24, bronze int(0.4N)=48 (1-based).
+    assert first.gold_threshold == scores[9]
+    assert first.silver_threshold == scores[23]
+    assert first.bronze_threshold == scores[47]
+    assert first.entries.count() == 120
+    # A new import adds a version; the old one stays, no longer current.
+    second = leaderboard_import_file(comp, write_mlebench_leaderboard(tmp_path / "b.csv", scores[:50]))
+    first.refresh_from_db()
+    assert second.version == 2 and second.is_current and not first.is_current
+    assert PrivateLeaderboard.objects.filter(competition=comp).count() == 2
+    # The same file again is recognised, not stored twice.
+    again = leaderboard_import_file(comp, tmp_path / "b.csv")
+    assert again.pk == second.pk
+
+
+def test_lfs_pointer_is_refused_with_git_lfs_advice_and_nothing_changes(tmp_path):
+    catalogue_sync()
+    pointer = tmp_path / "leaderboard.csv"
+    pointer.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n")
+    with pytest.raises(CommandError, match="git lfs pull"):
+        call_command("import_leaderboard", "spaceship-titanic", str(pointer))
+    assert PrivateLeaderboard.objects.count() == 0
+
+
+def test_import_mlebench_checkout_of_lfs_pointers(shared_mlebench, capsys):
+    catalogue_sync()
+    call_command("import_mlebench", str(shared_mlebench / "checkout"))
+    out, err = capsys.readouterr()
+    # One clear message per competition whose leaderboard is a pointer...
+    assert err.count("git lfs pull") >= 75
+    # ...and everything else imported: descriptions are there, no leaderboard is.
+    described = Competition.objects.exclude(description="").count()
+    assert described >= 75
+    assert PrivateLeaderboard.objects.count() == 0
+    assert "summary:" in out
+
+
+def test_import_mlebench_tree_with_real_leaderboards(tmp_path, capsys):
+    catalogue_sync()
+    root = tmp_path / "mle-bench"
+    folder = root / "mlebench" / "competitions" / "spaceship-titanic"
+    folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text("id: spaceship-titanic\nname: Spaceship Titanic\n")
+    (folder / "description.md").write_text("# Spaceship Titanic\nPredict who was transported.\n")
+    (folder / "description_obfuscated.md").write_text("Predict a binary label.\n")
+    write_mlebench_leaderboard(folder / "leaderboard.csv", [0.82, 0.81, 0.80, 0.79, 0.70])
+    broken = root / "mlebench" / "competitions" / "aerial-cactus-identification"
+    broken.mkdir(parents=True)
+    (broken / "config.yaml").write_text("id: aerial-cactus-identification\n")
+    (broken / "leaderboard.csv").write_text("scoreNullable,teamId\n")  # no score column
+    (root / "experiments" / "splits").mkdir(parents=True)
+    call_command("import_mlebench", str(root))
+    comp = Competition.objects.get(slug="spaceship-titanic")
+    assert "transported" in comp.description
+    board = comp.current_leaderboard
+    assert board is not None and board.n_teams == 5 and board.gold_threshold == 0.82
+    cactus = Competition.objects.get(slug="aerial-cactus-identification")
+    assert cactus.current_leaderboard is None

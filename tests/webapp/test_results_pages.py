@@ -1,0 +1,97 @@
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+
+from webapp.competitions.services import catalogue_sync
+from webapp.results.models import Experiment, GradeReport
+
+from .factories import write_runs_folder
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def imported(tmp_path):
+    catalogue_sync()
+    runs = write_runs_folder(tmp_path / "runs", {"aide-o1": 3, "mlab-gpt4o": 2})
+    call_command("import_grading_reports", str(runs), experiments=runs / "run_group_experiments.csv", publish=True)
+    return runs
+
+
+def test_import_grading_reports_creates_reported_experiments(imported):
+    assert Experiment.objects.count() == 2
+    aide = Experiment.objects.get(name="aide-o1")
+    assert aide.source == Experiment.Source.REPORTED
+    assert GradeReport.objects.filter(experiment=aide).count() == 22 * 3
+    assert set(GradeReport.objects.filter(experiment=aide).values_list("seed", flat=True)) == {0, 1, 2}
+
+
+def test_page_figures_equal_mleboard_aggregate(imported):
+    aide = Experiment.objects.get(name="aide-o1")
+    reports = sorted(str(p) for p in imported.glob("*aide-o1*/*grading_report.json"))
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmark.cli", "aggregate", "--reports", *reports, "--split", "low", "--format", "json"],
+        capture_output=True, text=True, check=True,
+    )
+    cli = json.loads(out.stdout)
+    cli_metrics = cli["metrics"] if "metrics" in cli else cli
+    stored = aide.aggregate.figures["splits"]["low"]["metrics"]
+    for name in ("any_medal_percentage", "valid_submissions_percentage", "above_median_percentage"):
+        for key in ("mean", "standard_error", "ci_lower", "ci_upper"):
+            assert stored[name][key] == pytest.approx(cli_metrics[name][key], abs=1e-9)
+
+
+def test_home_shows_any_medal_per_split(client, imported):
+    response = client.get(reverse("home"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    aide = Experiment.objects.get(name="aide-o1")
+    mean = aide.aggregate.figures["splits"]["low"]["metrics"]["any_medal_percentage"]["mean"]
+    assert "aide-o1" in html and "Low (Lite)" in html
+    assert f"{mean:.1f}" in html
+    assert "Server-Timing" in response.headers
+
+
+def test_experiment_page_has_funnel_and_reports(client, imported):
+    aide = Experiment.objects.get(name="aide-o1")
+    response = client.get(reverse("experiment-detail", args=[aide.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    figure = json.loads(re.search(r'<script id="funnel-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+    labels = figure["data"][0]["x"]
+    assert labels[:3] == ["Made submission", "Valid", "Above median"]
+    assert len(figure["data"][1]["y"]) == 7 * 3  # every seed's value of every stage
+    assert html.count("<tr>") >= 22 * 3
+
+
+def test_unpublished_experiment_is_hidden_from_others(client, imported, django_user_model):
+    aide = Experiment.objects.get(name="aide-o1")
+    aide.is_published = False
+    aide.owner = django_user_model.objects.create_user("owner", password="pw-123456")
+    aide.save()
+    assert client.get(reverse("experiment-detail", args=[aide.pk])).status_code == 404
+    assert client.get(f"/api/experiments/{aide.pk}/").status_code == 404
+    client.login(username="owner", password="pw-123456")
+    assert client.get(reverse("experiment-detail", args=[aide.pk])).status_code == 200
+
+
+def test_competition_list_filters(client):
+    catalogue_sync()
+    html = client.get(reverse("competition-list"), {"split": "low"}).content.decode()
+    assert "22 competitions" in html
+    html = client.get(reverse("competition-list"), {"complexity": "high"}).content.decode()
+    assert "15 competitions" in html
+    html = client.get(reverse("competition-list"), {"category": "Tabular", "split": "all"}).content.decode()
+    assert re.search(r"\d+ competitions?", html)
+
+
+def test_api_schema_and_docs_without_cdn(client):
+    schema = client.get("/api/schema/")
+    assert schema.status_code == 200
+    docs = client.get("/api/docs/").content.decode()
+    assert "cdn" not in docs.lower() and "/static/drf_spectacular_sidecar/" in docs
