@@ -1,0 +1,173 @@
+"""The catalogue of competitions mleboard knows: MLE-bench's 75 + 7 dev, plus our 4 demos.
+
+The facts live in ``benchmark/data/competitions.yaml`` (MLE-bench's competitions) and
+``benchmark/data/demo.yaml`` (mleboard's own demo competitions built from scikit-learn
+datasets). They are facts only: ids, names, metrics, directions, columns, splits. The
+descriptions are not ours to ship; they arrive with an import of an MLE-bench checkout.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+CATALOGUE_FILE = DATA_DIR / "competitions.yaml"
+DEMO_FILE = DATA_DIR / "demo.yaml"
+
+# The splits a competition can belong to. `all` is MLE-bench's `split75`.
+SPLITS = ("low", "medium", "high", "all", "dev", "demo")
+# Other names accepted wherever a split is asked for: MLE-bench Lite is the low split,
+# and MLE-bench's own file for the 75 is called split75.
+SPLIT_ALIASES = {"lite": "low", "split75": "all"}
+COMPLEXITIES = ("low", "medium", "high", "dev")
+
+_REQUIRED = (
+    "id",
+    "name",
+    "category",
+    "complexity",
+    "metric",
+    "lower_is_better",
+    "awards_medals",
+    "splits",
+    "competition_type",
+    "id_column",
+    "target_columns",
+    "answers",
+    "sample_submission",
+)
+
+
+class CatalogueError(ValueError):
+    """The catalogue data file is malformed (a bug in the shipped data, not a user error)."""
+
+
+class UnknownCompetition(LookupError):
+    """A competition id that is not in the catalogue."""
+
+
+class UnknownSplit(ValueError):
+    """A split name that is not one of SPLITS or SPLIT_ALIASES."""
+
+
+@dataclass(frozen=True)
+class CompetitionFacts:
+    """What mleboard knows about one competition, independent of any data download."""
+
+    id: str
+    name: str
+    category: str
+    complexity: str  # low | medium | high | dev (the demos are low)
+    metric: str
+    lower_is_better: bool
+    awards_medals: bool
+    splits: tuple[str, ...]  # subset of SPLITS
+    competition_type: str  # MLE-bench's `simple` | `code`
+    id_column: str
+    target_columns: tuple[str, ...]
+    answers: str  # relative to an MLE-bench data dir
+    sample_submission: str  # relative to an MLE-bench data dir
+    known_issues: tuple[str, ...] = ()
+    # Extras beyond the shared interface, present for a few competitions only.
+    metric_k: int | None = None  # the k of MAP@k-style metrics
+    gold_submission: str | None = None  # MLE-bench's gold submission, when it ships one
+
+    @property
+    def is_demo(self) -> bool:
+        """True for mleboard's own demo competitions (not MLE-bench competitions)."""
+        return "demo" in self.splits
+
+
+def _facts_from_entry(entry: dict, source: Path) -> CompetitionFacts:
+    missing = [key for key in _REQUIRED if key not in entry]
+    if missing:
+        raise CatalogueError(f"{source.name}: entry {entry.get('id')!r} lacks {', '.join(missing)}")
+    splits = tuple(str(s) for s in entry["splits"])
+    unknown = [s for s in splits if s not in SPLITS]
+    if unknown:
+        raise CatalogueError(f"{source.name}: {entry['id']} has unknown splits {unknown}")
+    if entry["complexity"] not in COMPLEXITIES:
+        raise CatalogueError(f"{source.name}: {entry['id']} has complexity {entry['complexity']!r}")
+    if not isinstance(entry["lower_is_better"], bool):
+        raise CatalogueError(f"{source.name}: {entry['id']} lower_is_better must be true/false")
+    metric_k = entry.get("metric_k")
+    return CompetitionFacts(
+        id=str(entry["id"]),
+        name=str(entry["name"]),
+        category=str(entry["category"]),
+        complexity=str(entry["complexity"]),
+        metric=str(entry["metric"]),
+        lower_is_better=entry["lower_is_better"],
+        awards_medals=bool(entry["awards_medals"]),
+        splits=splits,
+        competition_type=str(entry["competition_type"]),
+        id_column=str(entry["id_column"]),
+        target_columns=tuple(str(c) for c in entry["target_columns"]),
+        answers=str(entry["answers"]),
+        sample_submission=str(entry["sample_submission"]),
+        known_issues=tuple(str(i) for i in entry.get("known_issues") or ()),
+        metric_k=int(metric_k) if metric_k is not None else None,
+        gold_submission=entry.get("gold_submission"),
+    )
+
+
+def _read_entries(path: Path) -> list[CompetitionFacts]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with path.open(encoding="utf-8") as handle:
+        entries = yaml.load(handle, Loader=loader)
+    if not isinstance(entries, list):
+        raise CatalogueError(f"{path.name}: expected a list of competitions")
+    return [_facts_from_entry(entry, path) for entry in entries]
+
+
+@functools.lru_cache(maxsize=2)
+def _cached_catalogue(include_demo: bool) -> tuple[CompetitionFacts, ...]:
+    facts = _read_entries(CATALOGUE_FILE)
+    if include_demo:
+        facts += _read_entries(DEMO_FILE)
+    ids = [f.id for f in facts]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise CatalogueError(f"duplicate competition ids: {duplicates}")
+    return tuple(facts)
+
+
+def load_catalogue(include_demo: bool = False) -> dict[str, CompetitionFacts]:
+    """Every competition by id, in catalogue order (the files are read once, then cached).
+
+    The 82 MLE-bench competitions (75 in split `all` + 7 in `dev`); with
+    ``include_demo`` also mleboard's 4 demo competitions (split `demo`). A fresh dict is
+    returned each call, so callers may modify it; the facts themselves are immutable.
+    """
+    return {facts.id: facts for facts in _cached_catalogue(include_demo)}
+
+
+def normalise_split(split: str) -> str:
+    """The canonical split name for ``split`` (``lite`` -> ``low``, ``split75`` -> ``all``)."""
+    name = SPLIT_ALIASES.get(split, split)
+    if name not in SPLITS:
+        valid = ", ".join(SPLITS + tuple(SPLIT_ALIASES))
+        raise UnknownSplit(f"unknown split {split!r}; choose one of {valid}")
+    return name
+
+
+def competitions_in_split(split: str) -> list[CompetitionFacts]:
+    """The competitions of ``split`` (low|medium|high|all|lite|dev|demo), in catalogue order.
+
+    Raises UnknownSplit for any other name.
+    """
+    name = normalise_split(split)
+    catalogue = _cached_catalogue(include_demo=True)
+    return [facts for facts in catalogue if name in facts.splits]
+
+
+def get_competition(competition_id: str, include_demo: bool = True) -> CompetitionFacts:
+    """The facts of one competition; raises UnknownCompetition if it is not catalogued."""
+    for facts in _cached_catalogue(include_demo):
+        if facts.id == competition_id:
+            return facts
+    raise UnknownCompetition(f"{competition_id!r} is not in mleboard's catalogue")

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import yaml
+
+from benchmark.catalogue import (
+    CompetitionFacts,
+    UnknownCompetition,
+    UnknownSplit,
+    competitions_in_split,
+    get_competition,
+    load_catalogue,
+)
+
+
+def test_split_sizes_match_mlebench():
+    sizes = {s: len(competitions_in_split(s)) for s in ("low", "medium", "high", "all", "dev")}
+    assert sizes == {"low": 22, "medium": 38, "high": 15, "all": 75, "dev": 7}
+    assert [f.id for f in competitions_in_split("lite")] == [
+        f.id for f in competitions_in_split("low")
+    ]
+    assert len(competitions_in_split("split75")) == 75
+
+
+def test_complexity_splits_partition_all():
+    low, medium, high = (
+        {f.id for f in competitions_in_split(s)} for s in ("low", "medium", "high")
+    )
+    assert not (low & medium or low & high or medium & high)
+    assert low | medium | high == {f.id for f in competitions_in_split("all")}
+    for split in ("low", "medium", "high"):
+        assert {f.complexity for f in competitions_in_split(split)} == {split}
+
+
+@pytest.mark.parametrize("split", ["low", "medium", "high", "split75", "dev"])
+def test_splits_equal_mlebench_split_files(shared_mlebench, split):
+    listed = (shared_mlebench / "splits" / f"{split}.txt").read_text().split()
+    assert sorted(listed) == sorted(f.id for f in competitions_in_split(split))
+
+
+def test_facts_agree_with_shared_facts(shared_mlebench):
+    shared = yaml.safe_load((shared_mlebench / "competitions.yaml").read_text())
+    catalogue = load_catalogue()
+    assert sorted(catalogue) == sorted(entry["id"] for entry in shared)
+    for entry in shared:
+        facts = catalogue[entry["id"]]
+        assert facts.metric == entry["metric"]
+        assert facts.lower_is_better is entry["lower_is_better"]
+        assert facts.awards_medals is entry["awards_medals"]
+        assert facts.category == entry["category"]
+        assert facts.target_columns == tuple(entry["target_columns"])
+        assert facts.answers == entry["answers"]
+
+
+def test_demo_competitions_only_with_include_demo():
+    assert not any(f.is_demo for f in load_catalogue().values())
+    demos = {f.id: f for f in competitions_in_split("demo")}
+    assert set(demos) == {"demo-digits", "demo-breast-cancer", "demo-diabetes", "demo-wine"}
+    assert set(demos) <= set(load_catalogue(include_demo=True))
+    assert demos["demo-digits"].category == "Image Classification"
+    assert demos["demo-digits"].metric == "accuracy"
+    assert demos["demo-breast-cancer"].metric == "roc_auc"
+    assert demos["demo-diabetes"].lower_is_better is True
+    assert demos["demo-wine"].target_columns == ("class_0", "class_1", "class_2")
+    assert demos["demo-wine"].metric == "multiclass_log_loss"
+    for facts in demos.values():
+        assert facts.splits == ("demo",)
+        assert facts.complexity == "low" and facts.awards_medals
+        assert facts.id_column == "id"
+        assert facts.answers == f"{facts.id}/prepared/private/test.csv"
+        assert facts.sample_submission == f"{facts.id}/prepared/public/sample_submission.csv"
+
+
+def test_facts_are_immutable_and_catalogue_copies_are_independent():
+    catalogue = load_catalogue()
+    facts = catalogue["spaceship-titanic"]
+    assert isinstance(facts, CompetitionFacts)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        facts.metric = "x"  # type: ignore[misc]
+    catalogue.clear()
+    assert "spaceship-titanic" in load_catalogue()
+
+
+def test_unknown_split_and_competition():
+    with pytest.raises(UnknownSplit, match="unknown split 'huge'"):
+        competitions_in_split("huge")
+    with pytest.raises(UnknownCompetition):
+        get_competition("no-such-competition")
+    assert get_competition("demo-wine").lower_is_better is True
+
+
+def test_known_issues_and_metric_k_are_loaded():
+    catalogue = load_catalogue()
+    assert catalogue["champs-scalar-coupling"].known_issues
+    assert catalogue["h-and-m-personalized-fashion-recommendations"].metric_k == 12
