@@ -1,0 +1,51 @@
+"""Run agents on competitions: specs, execution backends, the validation service, agents.
+
+Pure Python (no Django). The one entry point a caller needs is ``run_agent``; a Celery
+task builds a ``RunSpec`` (``spec_for_agent``), passes a ``threading.Event`` to cancel and a
+heartbeat callback, and grades the returned outcome's submission itself.
+"""
+
+from runner.agent_definition import (
+    AgentConfigError,
+    AgentDefinition,
+    find_agent,
+    load_agent,
+    shipped_agents,
+)
+from runner.backend import HarnessError, RunControl
+from runner.harness import make_backend, run_agent, spec_for_agent
+from runner.spec import (
+    OUTCOME_MESSAGES,
+    PAPER_RESOURCES,
+    PAPER_TIME_LIMIT_S,
+    NetworkPolicy,
+    Outcome,
+    Resources,
+    RunOutcome,
+    RunSpec,
+    Snapshot,
+    parse_size,
+)
+
+__all__ = [
+    "OUTCOME_MESSAGES",
+    "PAPER_RESOURCES",
+    "PAPER_TIME_LIMIT_S",
+    "AgentConfigError",
+    "AgentDefinition",
+    "HarnessError",
+    "NetworkPolicy",
+    "Outcome",
+    "Resources",
+    "RunControl",
+    "RunOutcome",
+    "RunSpec",
+    "Snapshot",
+    "find_agent",
+    "load_agent",
+    "make_backend",
+    "parse_size",
+    "run_agent",
+    "shipped_agents",
+    "spec_for_agent",
+]

@@ -1,0 +1,139 @@
+"""Agent definitions: a folder with ``agent.yaml``, a ``Dockerfile`` and the agent's files.
+
+``agent.yaml``::
+
+    name: baseline                  # lowercase letters, digits, '-' and '_'
+    description: One line for people.
+    start: [python3, main.py]       # run in the agent's folder (/home/agent in the image)
+    env: {STEPS: "10"}              # fixed variables
+    env_from_host: [OPENAI_BASE_URL]  # required, taken from the harness's environment
+    secrets: [OPENAI_API_KEY]       # required, from the environment, masked in logs
+    egress: false                   # granted network egress (off unless true)
+    build_network: false            # the image build needs a package index (PyPI...)
+
+The shipped agents live in ``runner/agents/<name>/``; any folder of that shape works.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+SHIPPED_AGENTS_DIR = Path(__file__).resolve().parent / "agents"
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_KNOWN_KEYS = {
+    "name",
+    "description",
+    "start",
+    "env",
+    "env_from_host",
+    "secrets",
+    "egress",
+    "build_network",
+}
+
+
+class AgentConfigError(ValueError):
+    """An agent folder or its ``agent.yaml`` is not usable; the message says why."""
+
+
+@dataclass(frozen=True)
+class AgentDefinition:
+    """One agent, as read from its folder."""
+
+    name: str
+    description: str
+    directory: Path
+    start: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    env_from_host: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = ()
+    egress: bool = False
+    build_network: bool = False
+
+    def environment(self, host_env: Mapping[str, str]) -> dict[str, str]:
+        """The agent's variables: fixed ones plus those taken from ``host_env``.
+
+        Raises ``AgentConfigError`` naming every required variable that is not set.
+        """
+        missing = [n for n in (*self.env_from_host, *self.secrets) if not host_env.get(n)]
+        if missing:
+            raise AgentConfigError(
+                f"agent {self.name!r} needs these environment variables: {', '.join(missing)}"
+            )
+        env = dict(self.env)
+        env.update({n: host_env[n] for n in (*self.env_from_host, *self.secrets)})
+        return env
+
+
+def load_agent(directory: Path) -> AgentDefinition:
+    """Read the agent in ``directory``. Raises ``AgentConfigError`` if it is malformed."""
+    directory = Path(directory).resolve()
+    config_path = directory / "agent.yaml"
+    if not config_path.is_file():
+        raise AgentConfigError(f"{directory} has no agent.yaml")
+    if not (directory / "Dockerfile").is_file():
+        raise AgentConfigError(f"{directory} has no Dockerfile")
+    try:
+        raw = yaml.safe_load(config_path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise AgentConfigError(f"{config_path}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise AgentConfigError(f"{config_path}: expected a mapping")
+    unknown = set(raw) - _KNOWN_KEYS
+    if unknown:
+        raise AgentConfigError(f"{config_path}: unknown keys {sorted(unknown)}")
+    name = raw.get("name")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise AgentConfigError(f"{config_path}: `name` must match {_NAME.pattern}")
+    start = raw.get("start")
+    if isinstance(start, str):
+        start = start.split()
+    if not start or not all(isinstance(p, str) for p in start):
+        raise AgentConfigError(f"{config_path}: `start` must be a command (list of strings)")
+    env = raw.get("env") or {}
+    if not isinstance(env, dict):
+        raise AgentConfigError(f"{config_path}: `env` must be a mapping")
+    for key in ("egress", "build_network"):
+        if not isinstance(raw.get(key, False), bool):
+            raise AgentConfigError(f"{config_path}: `{key}` must be true or false")
+    return AgentDefinition(
+        name=name,
+        description=str(raw.get("description", "")).strip(),
+        directory=directory,
+        start=tuple(start),
+        env={str(k): str(v) for k, v in env.items()},
+        env_from_host=_names(raw, "env_from_host", config_path),
+        secrets=_names(raw, "secrets", config_path),
+        egress=raw.get("egress", False),
+        build_network=raw.get("build_network", False),
+    )
+
+
+def _names(raw: dict, key: str, where: Path) -> tuple[str, ...]:
+    value = raw.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise AgentConfigError(f"{where}: `{key}` must be a list of variable names")
+    return tuple(value)
+
+
+def shipped_agents() -> dict[str, AgentDefinition]:
+    """The agents that ship with mleboard, by name."""
+    agents = {}
+    for folder in sorted(SHIPPED_AGENTS_DIR.iterdir()):
+        if (folder / "agent.yaml").is_file():
+            agent = load_agent(folder)
+            agents[agent.name] = agent
+    return agents
+
+
+def find_agent(name: str) -> AgentDefinition:
+    """The shipped agent called ``name``. Raises ``AgentConfigError`` if there is none."""
+    agents = shipped_agents()
+    if name not in agents:
+        raise AgentConfigError(f"no shipped agent {name!r}; known: {', '.join(sorted(agents))}")
+    return agents[name]

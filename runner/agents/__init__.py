@@ -1,0 +1,1 @@
+"""The agents that ship with mleboard: one folder each (``agent.yaml``, ``Dockerfile``, files)."""

@@ -1,0 +1,161 @@
+"""Run an agent as a local process: the development backend and the embedded default.
+
+NOT A SECURITY BOUNDARY. The agent runs as the harness's own user on the host: it can
+read anything that user can (the private answers included), reach the network, and
+write anywhere. Use it for agents you trust (``dummy``, ``baseline``) and for
+development; use the Docker backend for anything else.
+
+What it does enforce: a wall-clock limit (the harness kills the agent's whole process
+group), an address-space limit (``RLIMIT_AS``: allocations past it fail, which Python
+reports as ``MemoryError``; we report that as out of memory), no core dumps, and the CPU
+count through CPU affinity. The agent sees where its data and outputs are through the
+same environment variables as in a container (``DATA_DIR``, ``SUBMISSION_DIR``...).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from runner.backend import BackendResult, HarnessError, RunControl, StopReason, watch
+from runner.logs import LogSink
+from runner.spec import VALIDATION_SOCKET_NAME, Outcome, RunDirs, RunSpec
+
+# Phrases runtimes print when an allocation fails under RLIMIT_AS.
+_OOM_MARKERS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory")
+
+
+def local_env(spec: RunSpec, dirs: RunDirs) -> dict[str, str]:
+    """The agent's environment: the harness's PATH (with this Python first) plus the layout."""
+    python_bin = str(Path(sys.executable).parent)
+    env = {
+        "PATH": python_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "HOME": str(dirs.code),
+        "PYTHONUNBUFFERED": "1",
+        "COMPETITION_ID": spec.competition_id,
+        "SEED": str(spec.seed),
+        "DATA_DIR": str(dirs.data),
+        "SUBMISSION_DIR": str(dirs.submission),
+        "LOGS_DIR": str(dirs.logs),
+        "CODE_DIR": str(dirs.code),
+        "AGENT_DIR": str(spec.local_workdir or dirs.code),
+        "INSTRUCTIONS_FILE": str(dirs.support / "instructions.txt"),
+        "VALIDATE_SCRIPT": str(dirs.support / "validate_submission.sh"),
+        "VALIDATION_SOCKET": str(dirs.validation / VALIDATION_SOCKET_NAME),
+    }
+    if spec.time_limit_s is not None:
+        env["TIME_LIMIT_SECS"] = str(int(spec.time_limit_s))
+    env.update(spec.env)
+    return env
+
+
+def _limit_child(spec: RunSpec) -> None:
+    """Runs in the child between fork and exec: apply the resource limits."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if spec.resources.memory is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (spec.resources.memory, spec.resources.memory))
+    if spec.resources.cpus is not None and hasattr(os, "sched_setaffinity"):
+        available = sorted(os.sched_getaffinity(0))
+        wanted = max(1, math.ceil(spec.resources.cpus))
+        os.sched_setaffinity(0, available[:wanted])
+
+
+class LocalBackend:
+    """Runs the agent's command as a subprocess in its own process group."""
+
+    name = "local"
+
+    def run(
+        self, spec: RunSpec, dirs: RunDirs, control: RunControl, sink: LogSink
+    ) -> BackendResult:
+        """Run the process to its end; see ``runner.backend.Backend``."""
+        create_requested_at = time.time()
+        cwd = spec.local_workdir or dirs.code
+        try:
+            proc = subprocess.Popen(
+                list(spec.command),
+                cwd=cwd,
+                env=local_env(spec, dirs),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, killed as a whole
+                preexec_fn=lambda: _limit_child(spec),  # noqa: PLW1509 - single-threaded child
+            )
+        except OSError as exc:
+            raise HarnessError(f"could not start {spec.command[0]!r}: {exc}") from exc
+        started_at = time.time()
+        started_monotonic = time.monotonic()
+        if control.on_started:
+            control.on_started(str(proc.pid))
+        exited = threading.Event()
+        exit_time: dict[str, float] = {}
+
+        def pump() -> None:
+            assert proc.stdout is not None
+            for chunk in iter(lambda: proc.stdout.read1(65536), b""):
+                sink.write(chunk)
+
+        def wait_for_exit() -> None:
+            proc.wait()
+            exit_time["at"] = time.time()
+            exited.set()
+
+        pump_thread = threading.Thread(target=pump, name="agent-logs", daemon=True)
+        pump_thread.start()
+        threading.Thread(target=wait_for_exit, name="agent-wait", daemon=True).start()
+        reason = StopReason.EXITED
+        try:
+            reason = watch(exited, started_monotonic, spec.time_limit_s, control)
+        finally:
+            # Always end the whole group: children the agent left behind go too.
+            _kill_group(proc.pid)
+            exited.wait(30)
+            pump_thread.join(timeout=10)
+            if proc.stdout:
+                proc.stdout.close()
+        result = BackendResult(
+            outcome=Outcome.COMPLETED,
+            exit_code=None,
+            create_requested_at=create_requested_at,
+            started_at=started_at,
+            exited_at=exit_time.get("at"),
+        )
+        if reason == StopReason.TIMED_OUT:
+            result.outcome = Outcome.TIMED_OUT
+            sink.write_line(f"time limit of {spec.time_limit_s:g}s reached: agent killed")
+        elif reason == StopReason.CANCELLED:
+            result.outcome = Outcome.CANCELLED
+            sink.write_line("run cancelled: agent killed")
+        else:
+            code = proc.returncode
+            # A process killed by a signal has returncode -N; report it like a shell (128+N).
+            result.exit_code = 128 - code if code < 0 else code
+            if code == 0:
+                result.outcome = Outcome.COMPLETED
+            elif spec.resources.memory is not None and _mentions_oom(sink):
+                result.outcome = Outcome.OUT_OF_MEMORY
+                result.detail = "an allocation failed under the address-space limit"
+            else:
+                result.outcome = Outcome.FAILED
+                result.detail = f"exit code {result.exit_code}"
+        return result
+
+
+def _mentions_oom(sink: LogSink) -> bool:
+    tail = sink.recent_text()
+    return any(marker in tail for marker in _OOM_MARKERS)
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)

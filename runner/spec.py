@@ -1,0 +1,257 @@
+"""What a run is (``RunSpec``) and how it ended (``Outcome``, ``RunOutcome``).
+
+A run spec says everything a backend needs to start one agent on one competition:
+the image and command, the environment, the resources the engine enforces, the time
+limit the harness enforces, the network policy and the host folders the agent sees.
+It holds no Docker object so that a Celery task can build it from plain data.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# The layout inside an agent's container: MLE-bench's, so agents written for it work.
+CONTAINER_HOME = "/home"
+CONTAINER_DATA_DIR = "/home/data"
+CONTAINER_SUBMISSION_DIR = "/home/submission"
+CONTAINER_LOGS_DIR = "/home/logs"
+CONTAINER_CODE_DIR = "/home/code"
+CONTAINER_AGENT_DIR = "/home/agent"
+CONTAINER_INSTRUCTIONS = "/home/instructions.txt"
+CONTAINER_VALIDATE_SCRIPT = "/home/validate_submission.sh"
+# The validation service's socket lives in its own mounted folder: a folder mount (not a
+# file mount) keeps working if the service recreates its socket.
+CONTAINER_VALIDATION_DIR = "/home/validation"
+VALIDATION_SOCKET_NAME = "validate.sock"
+SUBMISSION_FILENAME = "submission.csv"
+
+# The non-root user agents run as (created in the base image, see runner/images.py).
+DEFAULT_USER = "1000:1000"
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def parse_size(text: str | int) -> int:
+    """Return a size like ``"512m"``, ``"4G"``, ``"1.5g"``, ``"2GiB"`` or ``1024`` in bytes.
+
+    Units are binary (k = 1024), like Docker's own flags. Raises ``ValueError`` on
+    anything else, so that a typo in a resource spec fails loudly.
+    """
+    if isinstance(text, int):
+        if text <= 0:
+            raise ValueError(f"size must be positive, got {text}")
+        return text
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgtb]?)(?:i?b)?\s*", text.lower())
+    if not match:
+        raise ValueError(f"not a size: {text!r} (use e.g. 512m, 4g)")
+    value = int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])
+    if value <= 0:
+        raise ValueError(f"size must be positive, got {text!r}")
+    return value
+
+
+class Outcome(enum.StrEnum):
+    """How a run ended. Each one has its own message (``OUTCOME_MESSAGES``)."""
+
+    COMPLETED = "completed"
+    TIMED_OUT = "timed_out"
+    OUT_OF_MEMORY = "out_of_memory"
+    FAILED = "failed"
+    HARNESS_ERROR = "harness_error"
+    CANCELLED = "cancelled"
+
+
+OUTCOME_MESSAGES: dict[Outcome, str] = {
+    Outcome.COMPLETED: "The agent finished and exited with code 0.",
+    Outcome.TIMED_OUT: "The agent ran past its time limit and was killed by the harness.",
+    Outcome.OUT_OF_MEMORY: "The agent used more memory than its limit and was killed (out of memory).",
+    Outcome.FAILED: "The agent exited with a non-zero exit code.",
+    Outcome.HARNESS_ERROR: "The harness could not run the agent (an infrastructure error, not the agent's fault).",
+    Outcome.CANCELLED: "The run was cancelled and the agent was stopped.",
+}
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Limits the execution backend enforces on the agent.
+
+    ``cpus`` may be fractional (Docker's ``nano_cpus``). ``memory`` and ``shm`` are bytes
+    (use ``parse_size``); ``memory=None`` means no limit (MLE-bench's default; not ours).
+    ``gpus`` is a count, or ``gpu_ids`` names the devices (a scheduler that hands out GPUs
+    sets it so that no GPU is given to two runs). ``pids`` caps processes+threads.
+    """
+
+    cpus: float | None = 36.0
+    memory: int | None = 440 * 1024**3
+    shm: int | None = 4 * 1024**3
+    gpus: int = 1
+    gpu_ids: tuple[str, ...] = ()
+    pids: int | None = 4096
+
+    def __post_init__(self) -> None:
+        if self.cpus is not None and self.cpus <= 0:
+            raise ValueError("cpus must be positive")
+        if self.gpus < 0:
+            raise ValueError("gpus must be zero or more")
+        if self.gpu_ids and len(self.gpu_ids) != self.gpus:
+            raise ValueError("gpu_ids must name exactly `gpus` devices")
+
+
+# The paper's protocol: 24 hours, one A10-class GPU, 36 vCPUs, 440 GB RAM.
+PAPER_RESOURCES = Resources()
+PAPER_TIME_LIMIT_S = 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class NetworkPolicy:
+    """Whether the agent may reach the outside world.
+
+    Off by default (Docker ``network_mode="none"``: only a loopback interface). An agent
+    definition may be granted egress (e.g. to call an LLM API); then the container joins
+    ``egress_network`` (an engine network the operator set up, default ``bridge``) and the
+    run's outcome records that egress was granted.
+    """
+
+    egress: bool = False
+    egress_network: str = "bridge"
+
+
+@dataclass(frozen=True)
+class RunDirs:
+    """The host folders of one run.
+
+    ``data`` is the competition's public folder (mounted read-only). ``submission``,
+    ``logs`` and ``code`` start empty and are the agent's writable areas. ``output`` is
+    the run's folder, holding those three plus what only the harness writes (the agent's
+    captured output ``run.log``, ``snapshots/``, ``instructions.txt``).
+    """
+
+    output: Path
+    data: Path
+    validation_dir: Path | None = None
+
+    @property
+    def submission(self) -> Path:
+        return self.output / "submission"
+
+    @property
+    def logs(self) -> Path:
+        return self.output / "logs"
+
+    @property
+    def code(self) -> Path:
+        return self.output / "code"
+
+    @property
+    def run_log(self) -> Path:
+        """The agent's stdout/stderr as the harness captured it (outside the agent's reach)."""
+        return self.output / "run.log"
+
+    @property
+    def snapshots(self) -> Path:
+        return self.output / "snapshots"
+
+    @property
+    def support(self) -> Path:
+        """Read-only files the harness puts into the container (instructions, client)."""
+        return self.output / ".support"
+
+    @property
+    def validation(self) -> Path:
+        """The folder holding the validation service's unix socket (kept short: a socket
+        path is limited to ~107 bytes)."""
+        return self.validation_dir or self.output / ".validation"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One agent run on one (competition, seed).
+
+    ``command`` runs in ``workdir`` inside the image. ``env`` is passed as is; the values
+    of the variables named in ``secret_env`` are masked in the captured logs. The harness
+    kills the agent after ``time_limit_s`` seconds (``None``: no limit).
+    """
+
+    image: str
+    command: tuple[str, ...]
+    competition_id: str
+    env: dict[str, str] = field(default_factory=dict)
+    secret_env: frozenset[str] = frozenset()
+    resources: Resources = PAPER_RESOURCES
+    time_limit_s: float | None = PAPER_TIME_LIMIT_S
+    network: NetworkPolicy = NetworkPolicy()
+    workdir: str = CONTAINER_AGENT_DIR
+    user: str = DEFAULT_USER
+    seed: int = 0
+    agent_name: str = ""
+    # Where the local backend runs the command (the agent's folder on the host).
+    local_workdir: Path | None = None
+    log_cap_bytes: int = 50 * 1024**2
+
+    def __post_init__(self) -> None:
+        if not self.command:
+            raise ValueError("a run needs a command")
+        if self.time_limit_s is not None and self.time_limit_s <= 0:
+            raise ValueError("time_limit_s must be positive")
+
+    @property
+    def secret_values(self) -> list[str]:
+        """The values to mask in logs: those of the declared secret variables, if set."""
+        return [self.env[name] for name in sorted(self.secret_env) if self.env.get(name)]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A copy of ``submission.csv`` taken while the agent ran, ``elapsed_s`` after it started."""
+
+    elapsed_s: float
+    path: Path
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What happened in one run.
+
+    ``exit_code`` is the agent's exit code, ``None`` when it never ran to an exit (killed
+    for time-out or cancel, harness error). ``submission_path`` is ``None`` when the agent
+    wrote no (regular-file) ``submission.csv``. ``overhead`` holds the harness's own time
+    in seconds: ``create_to_start_s`` (container creation requested -> agent process
+    started) and ``exit_to_collected_s`` (agent exited -> outputs collected).
+    """
+
+    outcome: Outcome
+    message: str
+    exit_code: int | None
+    duration_s: float
+    submission_path: Path | None
+    logs_path: Path
+    output_dir: Path
+    backend: str
+    egress_granted: bool
+    snapshots: tuple[Snapshot, ...] = ()
+    overhead: dict[str, float] = field(default_factory=dict)
+    detail: str = ""
+    validation_counts: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (paths as strings) for the CLI and task results."""
+        return {
+            "outcome": self.outcome.value,
+            "message": self.message,
+            "detail": self.detail,
+            "exit_code": self.exit_code,
+            "duration_s": round(self.duration_s, 3),
+            "submission_path": str(self.submission_path) if self.submission_path else None,
+            "logs_path": str(self.logs_path),
+            "output_dir": str(self.output_dir),
+            "backend": self.backend,
+            "egress_granted": self.egress_granted,
+            "snapshots": [
+                {"elapsed_s": round(s.elapsed_s, 3), "path": str(s.path)} for s in self.snapshots
+            ],
+            "overhead": {k: round(v, 4) for k, v in self.overhead.items()},
+            "validation_counts": dict(self.validation_counts),
+        }

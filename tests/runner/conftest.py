@@ -1,0 +1,140 @@
+"""Fixtures for the runner's tests: a tiny prepared competition, the real Docker engine,
+and images built once per session (cached by content tag, so reruns skip the build)."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+
+from runner.agent_definition import find_agent
+
+COMPETITION = "demo-breast-cancer"
+
+
+def write_breast_cancer(data_dir: Path, canary: str | None = None) -> Path:
+    """MLE-bench's prepared layout for ``demo-breast-cancer`` from scikit-learn's bundled data.
+
+    With ``canary``, the private answers carry that string (in a column and a file) so that
+    a test can search for it from inside the agent's container.
+    """
+    from sklearn.datasets import load_breast_cancer
+
+    bunch = load_breast_cancer()
+    names = [str(n).replace(" ", "_") for n in bunch.feature_names]
+    rows = list(zip(bunch.data.tolist(), bunch.target.tolist(), strict=True))
+    test_rows, train_rows = rows[::5], [r for i, r in enumerate(rows) if i % 5]
+    public = data_dir / COMPETITION / "prepared" / "public"
+    private = data_dir / COMPETITION / "prepared" / "private"
+    public.mkdir(parents=True)
+    private.mkdir(parents=True)
+
+    def write(path: Path, header: list[str], body: list[list]) -> None:
+        with path.open("w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(header)
+            writer.writerows(body)
+
+    write(
+        public / "train.csv",
+        ["id", *names, "target"],
+        [[f"r{i}", *x, y] for i, (x, y) in enumerate(train_rows)],
+    )
+    write(
+        public / "test.csv", ["id", *names], [[f"t{i}", *x] for i, (x, _) in enumerate(test_rows)]
+    )
+    write(
+        public / "sample_submission.csv",
+        ["id", "target"],
+        [[f"t{i}", 0.5] for i in range(len(test_rows))],
+    )
+    (public / "description.md").write_text(
+        "# demo-breast-cancer\n\nPredict whether a breast mass is malignant (target = 1). "
+        "Submit a probability for `target` for every id in test.csv. Metric: ROC AUC.\n"
+    )
+    answers_header = ["id", "target"] + (["canary"] if canary else [])
+    write(
+        private / "test.csv",
+        answers_header,
+        [[f"t{i}", y] + ([canary] if canary else []) for i, (_, y) in enumerate(test_rows)],
+    )
+    if canary:
+        (private / "canary.txt").write_text(canary)
+    return data_dir
+
+
+@pytest.fixture(scope="session")
+def demo_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A prepared-data root holding demo-breast-cancer (answers included)."""
+    return write_breast_cancer(tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture(scope="session")
+def canary() -> str:
+    return f"MLEBOARD-CANARY-{uuid.uuid4().hex}"
+
+
+@pytest.fixture(scope="session")
+def canary_data(tmp_path_factory: pytest.TempPathFactory, canary: str) -> Path:
+    """Like ``demo_data`` but the private answers hold a canary string."""
+    return write_breast_cancer(tmp_path_factory.mktemp("canary-data"), canary=canary)
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    """The real engine. Missing engine = failure (not a skip): these tests must run in CI."""
+    import docker
+
+    try:
+        client = docker.from_env()
+        client.ping()
+    except Exception as exc:  # noqa: BLE001 - any way of "no engine" fails the same
+        pytest.fail(f"Docker engine not reachable ({exc}); start it with scripts/docker-up.sh")
+    return client
+
+
+@pytest.fixture(scope="session")
+def base_image(docker_client) -> str:
+    """The base image (debootstrap + import; a no-op when the tag exists already)."""
+    from runner.images import build_base_image
+
+    return build_base_image(docker_client).ref
+
+
+@pytest.fixture(scope="session")
+def agent_images(docker_client, base_image) -> dict[str, str]:
+    """The dummy and baseline agents' images, built from their folders."""
+    from runner.images import build_agent_image
+
+    return {
+        name: build_agent_image(docker_client, find_agent(name)).ref
+        for name in ("dummy", "baseline")
+    }
+
+
+@pytest.fixture
+def no_leftover_containers(docker_client):
+    """Asserts after the test that no mleboard container is left on the engine."""
+    from runner.docker_backend import LABEL_RUN
+
+    yield
+    left = docker_client.containers.list(all=True, filters={"label": LABEL_RUN})
+    names = [c.name for c in left]
+    for container in left:
+        container.remove(force=True)
+    assert not names, f"containers left behind: {names}"
+
+
+@pytest.fixture
+def copy_agent(tmp_path: Path):
+    """Copy a shipped agent's folder (to edit it in a test without touching the original)."""
+
+    def copy(name: str) -> Path:
+        target = tmp_path / f"agent-{name}"
+        shutil.copytree(find_agent(name).directory, target)
+        return target
+
+    return copy
