@@ -213,7 +213,7 @@ class ValidationService:
         self._server.service = self
         os.chmod(self.socket_path, 0o666)  # the agent's user must be able to connect
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
         self._thread.start()
         return self

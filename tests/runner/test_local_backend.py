@@ -1,0 +1,177 @@
+"""The local backend: limits, outcomes, cancel, process-group kill, logs, snapshots.
+
+Not a security boundary (documented); these tests check what it does enforce.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+from runner import Outcome, Resources, RunSpec, find_agent, run_agent, spec_for_agent
+
+COMPETITION = "demo-breast-cancer"
+SMALL = Resources(cpus=1, memory=None, shm=None, gpus=0, pids=None)
+
+
+def python_spec(code: str, **overrides) -> RunSpec:
+    fields = {
+        "image": "unused",
+        "command": (sys.executable, "-c", code),
+        "competition_id": COMPETITION,
+        "resources": SMALL,
+        "time_limit_s": 30,
+    }
+    fields.update(overrides)
+    return RunSpec(**fields)
+
+
+def run(spec: RunSpec, data: Path, out: Path, **kwargs):
+    return run_agent(spec, data_dir=data, output_dir=out, backend="local", **kwargs)
+
+
+def test_completed_run_writes_its_outputs(demo_data, tmp_path):
+    code = (
+        "import os, shutil\n"
+        "shutil.copy(os.path.join(os.environ['DATA_DIR'], 'sample_submission.csv'),"
+        " os.path.join(os.environ['SUBMISSION_DIR'], 'submission.csv'))\n"
+        "print('hello from the agent')\n"
+    )
+    outcome = run(python_spec(code), demo_data, tmp_path / "out")
+    assert outcome.outcome is Outcome.COMPLETED and outcome.exit_code == 0
+    assert outcome.submission_path == tmp_path / "out" / "submission" / "submission.csv"
+    assert "hello from the agent" in outcome.logs_path.read_text()
+    assert outcome.overhead["create_to_start_s"] >= 0
+    assert outcome.overhead["exit_to_collected_s"] >= 0
+    assert outcome.to_json()["outcome"] == "completed"
+
+
+def test_non_zero_exit_is_failed_with_logs_kept(demo_data, tmp_path):
+    spec = python_spec("import sys; print('about to fail'); sys.exit(3)")
+    outcome = run(spec, demo_data, tmp_path / "out")
+    assert outcome.outcome is Outcome.FAILED and outcome.exit_code == 3
+    assert outcome.submission_path is None
+    assert "about to fail" in outcome.logs_path.read_text()
+
+
+def test_sleeping_past_the_limit_is_timed_out_and_the_group_killed(demo_data, tmp_path):
+    pid_file = tmp_path / "child.pid"
+    code = (
+        "import subprocess, time\n"
+        f"child = subprocess.Popen(['sleep', '60']); open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "print('sleeping', flush=True); time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    outcome = run(python_spec(code, time_limit_s=1.5), demo_data, tmp_path / "out")
+    assert outcome.outcome is Outcome.TIMED_OUT and outcome.exit_code is None
+    assert time.monotonic() - started < 10
+    log = outcome.logs_path.read_text()
+    assert "sleeping" in log and "time limit" in log
+    child = int(pid_file.read_text())
+    time.sleep(0.2)
+    assert not Path(f"/proc/{child}").exists() or "Z" in _state(child), "child survived"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except OSError:
+        return "Z"
+
+
+def test_allocating_past_the_memory_limit_is_out_of_memory(demo_data, tmp_path):
+    spec = python_spec(
+        "x = bytearray(2 * 1024**3)",
+        resources=Resources(cpus=1, memory=512 * 1024**2, shm=None, gpus=0, pids=None),
+    )
+    outcome = run(spec, demo_data, tmp_path / "out")
+    assert outcome.outcome is Outcome.OUT_OF_MEMORY, outcome.logs_path.read_text()
+    assert "MemoryError" in outcome.logs_path.read_text()
+
+
+def test_cancel_stops_the_agent_within_seconds(demo_data, tmp_path):
+    cancel = threading.Event()
+    threading.Timer(1.0, cancel.set).start()
+    beats: list[float] = []
+    started = time.monotonic()
+    outcome = run(
+        python_spec("import time; time.sleep(60)"),
+        demo_data,
+        tmp_path / "out",
+        cancel=cancel,
+        heartbeat=lambda: beats.append(time.monotonic()),
+    )
+    assert outcome.outcome is Outcome.CANCELLED
+    assert time.monotonic() - started < 5
+    assert beats, "the heartbeat was never called"
+
+
+def test_secrets_are_masked_in_the_logs(demo_data, tmp_path):
+    spec = python_spec(
+        "import os; print('key is', os.environ['API_KEY'])",
+        env={"API_KEY": "sk-live-123456"},
+        secret_env=frozenset({"API_KEY"}),
+    )
+    outcome = run(spec, demo_data, tmp_path / "out")
+    log = outcome.logs_path.read_text()
+    assert "key is" in log and "sk-live-123456" not in log
+
+
+def test_snapshots_of_the_submission_are_taken_with_elapsed_time(demo_data, tmp_path):
+    code = (
+        "import os, time\n"
+        "path = os.path.join(os.environ['SUBMISSION_DIR'], 'submission.csv')\n"
+        "for i in range(3):\n"
+        "    open(path, 'w').write(f'id,target\\nt0,{i}\\n'); time.sleep(0.6)\n"
+    )
+    outcome = run(python_spec(code), demo_data, tmp_path / "out", snapshot_interval_s=0.5)
+    assert outcome.outcome is Outcome.COMPLETED
+    assert len(outcome.snapshots) >= 2
+    elapsed = [s.elapsed_s for s in outcome.snapshots]
+    assert elapsed == sorted(elapsed) and elapsed[0] >= 0.5
+    assert all(s.path.read_text().startswith("id,target") for s in outcome.snapshots)
+
+
+def test_a_symlinked_submission_is_not_collected(demo_data, tmp_path):
+    answers = demo_data / COMPETITION / "prepared" / "private" / "test.csv"
+    code = f"import os; os.symlink({str(answers)!r}, os.path.join(os.environ['SUBMISSION_DIR'], 'submission.csv'))"
+    outcome = run(python_spec(code), demo_data, tmp_path / "out")
+    assert outcome.outcome is Outcome.COMPLETED
+    assert outcome.submission_path is None and "symlink" in outcome.detail
+
+
+def test_missing_data_is_a_harness_error(tmp_path):
+    outcome = run(python_spec("print(1)"), tmp_path / "no-data", tmp_path / "out")
+    assert outcome.outcome is Outcome.HARNESS_ERROR
+    assert "no public data" in outcome.detail
+    assert "harness error" in outcome.logs_path.read_text()
+
+
+def test_a_missing_program_is_a_harness_error(demo_data, tmp_path):
+    outcome = run(python_spec("", command=("no-such-program-xyz",)), demo_data, tmp_path / "out")
+    assert outcome.outcome is Outcome.HARNESS_ERROR
+
+
+def test_baseline_runs_locally_and_its_submission_is_valid(demo_data, tmp_path):
+    import graders
+
+    spec = spec_for_agent(
+        find_agent("baseline"),
+        COMPETITION,
+        resources=SMALL,
+        time_limit_s=120,
+        host_env={},
+    )
+    spec = RunSpec(**{**spec.__dict__, "env": {**spec.env, "BASELINE_CV_FOLDS": "3"}})
+    outcome = run(spec, demo_data, tmp_path / "out")
+    log = outcome.logs_path.read_text()
+    assert outcome.outcome is Outcome.COMPLETED, log
+    assert "validation: Submission is valid" in log
+    assert outcome.validation_counts["answered"] == 1
+    assert (tmp_path / "out" / "logs" / "baseline_report.json").exists()
+    assert (tmp_path / "out" / "code" / "main.py").exists()
+    result = graders.grade_submission(outcome.submission_path, COMPETITION, demo_data)
+    assert result.valid_submission, result.error
+    assert result.score > 0.95

@@ -1,0 +1,162 @@
+"""Run specs, agent definitions, image tags and the container's configuration (no engine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runner import (
+    OUTCOME_MESSAGES,
+    AgentConfigError,
+    NetworkPolicy,
+    Outcome,
+    Resources,
+    RunSpec,
+    find_agent,
+    load_agent,
+    parse_size,
+    shipped_agents,
+    spec_for_agent,
+)
+from runner.docker_backend import container_kwargs, parse_docker_time
+from runner.images import agent_image_ref, base_image_ref
+from runner.spec import RunDirs
+
+
+def test_parse_size_units_are_binary_and_typos_fail():
+    assert parse_size("512m") == 512 * 1024**2
+    assert parse_size("4G") == 4 * 1024**3
+    assert parse_size("2GiB") == 2 * 1024**3
+    assert parse_size("1.5g") == int(1.5 * 1024**3)
+    assert parse_size(1024) == 1024
+    for bad in ("", "12x", "-1g", "0"):
+        with pytest.raises(ValueError):
+            parse_size(bad)
+
+
+def test_every_outcome_has_its_own_message():
+    assert set(OUTCOME_MESSAGES) == set(Outcome)
+    assert len(set(OUTCOME_MESSAGES.values())) == len(Outcome)
+    assert {o.value for o in Outcome} >= {
+        "completed",
+        "timed_out",
+        "out_of_memory",
+        "failed",
+        "cancelled",
+        "harness_error",
+    }
+
+
+def test_resources_reject_impossible_values():
+    with pytest.raises(ValueError):
+        Resources(cpus=0)
+    with pytest.raises(ValueError):
+        Resources(gpus=2, gpu_ids=("0",))
+    with pytest.raises(ValueError):
+        RunSpec(image="x", command=(), competition_id="c")
+
+
+def _dirs(tmp_path: Path) -> RunDirs:
+    return RunDirs(output=tmp_path / "out", data=tmp_path / "data" / "c" / "prepared" / "public")
+
+
+def test_container_is_locked_down_and_sees_only_public_data(tmp_path):
+    spec = RunSpec(
+        image="img",
+        command=("python3", "main.py"),
+        competition_id="c",
+        resources=Resources(
+            cpus=1.5, memory=parse_size("1g"), shm=parse_size("64m"), pids=64, gpus=0
+        ),
+    )
+    kwargs = container_kwargs(spec, _dirs(tmp_path))
+    assert kwargs["network_mode"] == "none"
+    assert kwargs["cap_drop"] == ["ALL"]
+    assert kwargs["security_opt"] == ["no-new-privileges"]
+    assert kwargs["user"] == "1000:1000"
+    assert kwargs["mem_limit"] == kwargs["memswap_limit"] == 1024**3
+    assert kwargs["nano_cpus"] == 1_500_000_000
+    assert kwargs["pids_limit"] == 64 and kwargs["shm_size"] == 64 * 1024**2
+    assert "device_requests" not in kwargs
+    mounts = {m["Target"]: m for m in kwargs["mounts"]}
+    assert mounts["/home/data"]["ReadOnly"] is True
+    assert mounts["/home/data"]["Source"].endswith("prepared/public")
+    assert all(not mounts[t]["ReadOnly"] for t in ("/home/submission", "/home/logs", "/home/code"))
+    assert not any("private" in m["Source"] for m in kwargs["mounts"])
+    assert kwargs["environment"]["DATA_DIR"] == "/home/data"
+
+
+def test_gpus_and_egress_are_requested_explicitly(tmp_path):
+    spec = RunSpec(
+        image="img",
+        command=("true",),
+        competition_id="c",
+        resources=Resources(gpus=1, gpu_ids=("3",)),
+        network=NetworkPolicy(egress=True, egress_network="agents-egress"),
+    )
+    kwargs = container_kwargs(spec, _dirs(tmp_path))
+    assert kwargs["network_mode"] == "agents-egress"
+    (request,) = kwargs["device_requests"]
+    assert request["DeviceIDs"] == ["3"] and request["Capabilities"] == [["gpu"]]
+
+
+def test_engine_timestamps_parse_with_nanoseconds():
+    assert parse_docker_time("2024-05-01T12:00:00.123456789Z") == pytest.approx(1714564800.123456)
+    assert parse_docker_time("0001-01-01T00:00:00Z") is None
+    assert parse_docker_time("2024-05-01T14:00:00.5+02:00") == pytest.approx(1714564800.5)
+
+
+def test_shipped_agents_load():
+    agents = shipped_agents()
+    assert {"dummy", "baseline", "aide"} <= set(agents)
+    for agent in agents.values():
+        assert agent.start and agent.description
+        assert (agent.directory / "Dockerfile").read_text().count("FROM ${BASE_IMAGE}") == 1
+    assert not agents["dummy"].egress and not agents["baseline"].egress
+
+
+def test_aide_config_needs_its_endpoint_and_key_and_masks_the_key():
+    aide = find_agent("aide")
+    assert aide.egress and aide.build_network
+    assert "OPENAI_API_KEY" in aide.secrets and "OPENAI_BASE_URL" in aide.env_from_host
+    assert (aide.directory / "requirements.txt").read_text().strip().startswith("aideml==")
+    with pytest.raises(AgentConfigError, match="OPENAI_API_KEY"):
+        spec_for_agent(aide, "c", host_env={"OPENAI_BASE_URL": "http://llm.example/v1"})
+    host_env = {"OPENAI_BASE_URL": "http://llm.example/v1", "OPENAI_API_KEY": "sk-secret"}
+    spec = spec_for_agent(aide, "c", host_env=host_env, seed=2)
+    assert spec.network.egress and spec.seed == 2
+    assert spec.env["OPENAI_BASE_URL"] == "http://llm.example/v1"
+    assert spec.secret_values == ["sk-secret"]
+    assert spec.command == ("bash", "start.sh")
+    start = (aide.directory / "start.sh").read_text()
+    for variable in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "AIDE_STEPS", "AIDE_CODE_MODEL"):
+        assert variable in start
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: Bad Name\nstart: [x]\n", "name"),
+        ("name: ok\n", "start"),
+        ("name: ok\nstart: [x]\negress: yes please\n", "egress"),
+        ("name: ok\nstart: [x]\nsurprise: 1\n", "unknown keys"),
+        ("name: ok\nstart: [x]\nsecrets: KEY\n", "secrets"),
+    ],
+)
+def test_malformed_agent_yaml_is_refused(tmp_path, text, message):
+    (tmp_path / "agent.yaml").write_text(text)
+    (tmp_path / "Dockerfile").write_text("ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n")
+    with pytest.raises(AgentConfigError, match=message):
+        load_agent(tmp_path)
+
+
+def test_image_tags_follow_content(copy_agent):
+    folder = copy_agent("dummy")
+    agent = load_agent(folder)
+    first = agent_image_ref(agent)
+    assert first == agent_image_ref(load_agent(folder))
+    assert first.startswith("mleboard/agent-dummy:")
+    (folder / "main.py").write_text((folder / "main.py").read_text() + "\n# changed\n")
+    assert agent_image_ref(load_agent(folder)) != first
+    assert base_image_ref().startswith("mleboard/base:")
