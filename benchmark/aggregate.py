@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmark.catalogue import CompetitionFacts, load_catalogue, normalise_split
+from benchmark.catalogue import COMPLEXITIES, CompetitionFacts, load_catalogue, normalise_split
 from benchmark.passk import pass_at_k_curve
 from benchmark.reports import CompetitionReport, read_grading_report
 
@@ -301,17 +301,20 @@ def _seed_entry(label, runs, ids: list[str], metrics: dict[str, float]) -> dict:
 
 
 def _by_group(seeds: list[Seed], competitions: list[CompetitionFacts], attribute: str) -> dict:
+    """Figures per category (alphabetical) or per complexity (low, medium, high, dev)."""
     groups: dict[str, list[str]] = {}
     for facts in competitions:
         groups.setdefault(getattr(facts, attribute), []).append(facts.id)
+    rank = {name: index for index, name in enumerate(COMPLEXITIES)}
+    order = sorted(groups, key=lambda g: (rank.get(g, len(rank)), g))
     return {
         group: {
-            "num_competitions": len(members),
+            "num_competitions": len(groups[group]),
             "metrics": _across_seeds(
-                [seed_metrics([runs[c] for c in members]) for _, runs in seeds]
+                [seed_metrics([runs[c] for c in groups[group]]) for _, runs in seeds]
             ),
         }
-        for group, members in sorted(groups.items())
+        for group in order
     }
 
 

@@ -23,10 +23,11 @@ from benchmark.medals import MedalThresholds, medal_thresholds
 
 LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/"
 
-# Column names per format: score, team id, team name, submission date.
+# Column names per format: score, team id, team name, submission date (the first present
+# of the candidates: Kaggle's older downloads call the date column SubmissionDate).
 _FORMATS = {
-    "mlebench": ("score", "teamId", None, "submissionDate"),
-    "kaggle": ("Score", "TeamId", "TeamName", "LastSubmissionDate"),
+    "mlebench": ("score", ("teamId",), (), ("submissionDate",)),
+    "kaggle": ("Score", ("TeamId",), ("TeamName",), ("LastSubmissionDate", "SubmissionDate")),
 }
 
 
@@ -182,8 +183,9 @@ def _detect_format(columns, name: str) -> str:
     )
 
 
-def _column(frame, column: str | None) -> tuple[str | None, ...]:
-    if column is None or column not in frame.columns:
+def _column(frame, candidates: tuple[str, ...]) -> tuple[str | None, ...]:
+    column = next((c for c in candidates if c in frame.columns), None)
+    if column is None:
         return (None,) * len(frame)
     return tuple(None if _missing(v) else str(v) for v in frame[column].tolist())
 

@@ -114,7 +114,8 @@ def test_hand_computed_explicit_seeds():
     tabular = result["by_category"]["Tabular"]
     assert tabular["num_competitions"] == 2
     assert tabular["metrics"]["any_medal_percentage"]["mean"] == pytest.approx((50 + 100 + 0) / 3)
-    assert set(result["by_complexity"]) == {"low", "medium"}
+    assert list(result["by_complexity"]) == ["low", "medium"]
+    assert list(result["by_category"]) == ["Image Classification", "Tabular", "Text Classification"]
     assert result["by_complexity"]["medium"]["metrics"]["gold_medal_percentage"]["mean"] == (
         pytest.approx((0 + 0 + 50) / 3)
     )
@@ -177,6 +178,7 @@ def test_groups_recombine_into_the_whole():
     low = competitions_in_split("all")
     reports = [run(f.id, s, rng.choice(stages)) for s in range(4) for f in low]
     result = aggregate(reports, split="all")
+    assert list(result["by_complexity"]) == ["low", "medium", "high"]
     for grouping in ("by_category", "by_complexity"):
         groups = result[grouping].values()
         assert sum(g["num_competitions"] for g in groups) == 75

@@ -73,6 +73,14 @@ def test_kaggle_csv_and_zip(tmp_path):
     assert zip_board == csv_board
 
 
+def test_older_kaggle_download_columns():
+    text = "TeamId,TeamName,SubmissionDate,Score\n7,Ada,2019-03-01 10:00:00,0.5\n"
+    board = parse_leaderboard(text.encode(), lower_is_better=False)
+    assert board.source_format == "kaggle"
+    assert board.submission_dates == ("2019-03-01 10:00:00",)
+    assert board.team_names == ("Ada",)
+
+
 def test_zip_without_exactly_one_csv(tmp_path):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
