@@ -1,0 +1,75 @@
+import random
+
+import numpy as np
+import pytest
+
+from benchmark.compare import RunOutcome, compare_experiments, medal_gap, sign_flip_p_value
+
+
+def outcomes(rate: float, n_comp: int, n_seeds: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    return {
+        f"c{i:02d}": [RunOutcome(rng.random() < rate, rng.randint(0, 5)) for _ in range(n_seeds)]
+        for i in range(n_comp)
+    }
+
+
+def direct_bootstrap(a: dict, b: dict, n: int, seed: int) -> tuple[float, float]:
+    """The bootstrap written the slow, obvious way: draw competitions, then each
+    experiment's seeds with replacement, one by one."""
+    rng = random.Random(seed)
+    comps = sorted(a)
+    diffs = []
+    for _ in range(n):
+        drawn = [rng.choice(comps) for _ in comps]
+        rate = {}
+        for name, runs in (("a", a), ("b", b)):
+            per_comp = []
+            for c in drawn:
+                seeds = [rng.choice(runs[c]).any_medal for _ in runs[c]]
+                per_comp.append(sum(seeds) / len(seeds))
+            rate[name] = sum(per_comp) / len(per_comp)
+        diffs.append(100 * (rate["a"] - rate["b"]))
+    return tuple(np.percentile(diffs, [2.5, 97.5]))
+
+
+def test_difference_and_bootstrap_interval_agree_with_direct_computation():
+    a, b = outcomes(0.45, 40, 3, 1), outcomes(0.25, 40, 3, 2)
+    result = compare_experiments("A", a, "B", b, n_bootstrap=20000, seed=3)
+    rate = lambda runs: 100 * np.mean([np.mean([o.any_medal for o in r]) for r in runs.values()])  # noqa: E731
+    assert result.difference == pytest.approx(rate(a) - rate(b))
+    lower, upper = direct_bootstrap(a, b, 4000, seed=4)
+    # Two Monte Carlo estimates of the same interval: equal within simulation noise.
+    assert result.ci_lower == pytest.approx(lower, abs=1.5)
+    assert result.ci_upper == pytest.approx(upper, abs=1.5)
+    assert result.wins + result.ties + result.losses == 40
+
+
+def test_sentences_say_who_wins_or_that_it_is_unclear():
+    a, b = outcomes(0.6, 75, 5, 1), outcomes(0.2, 75, 5, 2)
+    clear = compare_experiments("AIDE", a, "MLAB", b)
+    assert clear.sentence().startswith("AIDE beats MLAB by ")
+    assert clear.p_value < 0.01
+    same = compare_experiments("X", a, "Y", a)
+    assert same.difference == 0 and same.p_value == 1.0
+    assert same.sentence().startswith("No clear difference")
+
+
+def test_sign_flip_p_value_exact_for_few_competitions():
+    rng = np.random.default_rng(0)
+    # 3 positive differences of 1: of the 8 sign patterns, 2 reach |sum| = 3.
+    assert sign_flip_p_value(np.array([1.0, 1.0, 1.0, 0.0]), rng) == pytest.approx(2 / 8)
+
+
+def test_no_shared_competition_is_an_error():
+    with pytest.raises(ValueError, match="no competition in common"):
+        compare_experiments("A", {"x": [RunOutcome(True, 3)]}, "B", {"y": [RunOutcome(True, 3)]})
+
+
+@pytest.mark.parametrize(
+    ("score", "median", "gold", "lower", "expected"),
+    [(0.9, 0.8, 1.0, False, 0.5), (1.0, 0.8, 1.0, False, 1.0), (0.7, 0.8, 1.0, False, -0.5),
+     (0.15, 0.2, 0.1, True, 0.5), (None, 0.2, 0.1, True, None), (0.5, 0.5, 0.5, False, None)],
+)
+def test_medal_gap(score, median, gold, lower, expected):
+    assert medal_gap(score, median, gold, lower) == (pytest.approx(expected) if expected is not None else None)
