@@ -194,20 +194,16 @@ def map_3d_iou_range(
     would build is invalid (NaN, non-positive size, footprint that is not a rectangle).
     """
     thresholds = np.asarray(thresholds, dtype=np.float64)
-    truth_groups = pd.DataFrame({"sample": truth.sample, "name": truth.name})
-    classes = truth_groups.drop_duplicates().sort_values(["sample", "name"], kind="stable")
+    truth_keys = pd.DataFrame({"sample": truth.sample, "name": truth.name})
+    classes = truth_keys.drop_duplicates().sort_values(["sample", "name"], kind="stable")
+    classes = classes.reset_index(drop=True).assign(group=lambda frame: np.arange(len(frame)))
     n_classes = np.bincount(classes["sample"].to_numpy(np.int64), minlength=n_samples)
-    group_of = {key: g for g, key in enumerate(zip(classes["sample"], classes["name"]))}
-    truth_group = np.array(
-        [group_of[key] for key in zip(truth.sample.tolist(), truth.name.tolist())], np.int64
-    )
-    pred_group = np.array(
-        [group_of.get(key, -1) for key in zip(predicted.sample.tolist(), predicted.name.tolist())],
-        dtype=np.int64,
-    )
-    scored = np.flatnonzero(
-        pred_group >= 0
-    )  # predictions of classes absent from the truth are ignored
+    truth_group = truth_keys.merge(classes, how="left")["group"].to_numpy(np.int64)
+    pred_keys = pd.DataFrame({"sample": predicted.sample, "name": predicted.name})
+    pred_group = pred_keys.merge(classes, how="left")["group"].fillna(-1).to_numpy()
+    pred_group = pred_group.astype(np.int64)
+    # Predictions of classes absent from the sample's truth are ignored.
+    scored = np.flatnonzero(pred_group >= 0)
     n_groups = len(classes)
     ap = np.zeros((n_groups, len(thresholds)))
     if len(scored):
