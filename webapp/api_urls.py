@@ -2,6 +2,7 @@ from django.urls import path
 
 from webapp.competitions import api as competition_api
 from webapp.results import api as result_api
+from webapp.results import upload_api
 
 urlpatterns = [
     path("competitions/", competition_api.CompetitionListApi.as_view(), name="api-competition-list"),
@@ -9,4 +10,7 @@ urlpatterns = [
     path("experiments/", result_api.ExperimentListApi.as_view(), name="api-experiment-list"),
     path("experiments/<int:pk>/", result_api.ExperimentDetailApi.as_view(), name="api-experiment-detail"),
     path("experiments/<int:pk>/reports/", result_api.ExperimentReportsApi.as_view(), name="api-experiment-reports"),
+    path("experiments/<int:pk>/regrade/", upload_api.ExperimentRegradeApi.as_view(), name="api-experiment-regrade"),
+    path("uploads/", upload_api.UploadCreateApi.as_view(), name="api-upload-create"),
+    path("uploads/<int:pk>/", upload_api.UploadDetailApi.as_view(), name="api-upload-detail"),
 ]

@@ -133,3 +133,80 @@ def funnel(stages: Sequence[dict]) -> dict:
             "legend": {"orientation": "h", "y": -0.2},
         },
     }
+
+
+def breakdown_bars(groups: dict, *, title: str = "") -> dict:
+    """Any Medal % per group (category or complexity): ``groups`` maps a name to
+    ``{"num_competitions", "metrics": {"any_medal_percentage": {mean, standard_error}}}``
+    as ``benchmark.aggregate`` gives them."""
+    names = list(groups)
+    means = [groups[n]["metrics"]["any_medal_percentage"]["mean"] for n in names]
+    errors = [groups[n]["metrics"]["any_medal_percentage"]["standard_error"] for n in names]
+    labels = [f"{n} ({groups[n]['num_competitions']})" for n in names]
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "orientation": "h",
+                "y": labels,
+                "x": means,
+                "error_x": {"type": "data", "array": errors, "visible": True},
+                "marker": {"color": "#5b8bd0"},
+                "hovertemplate": "%{y}: %{x:.1f}%<extra></extra>",
+            }
+        ],
+        "layout": {
+            **LAYOUT_BASE,
+            "margin": {"l": 220, "r": 20, "t": 30, "b": 50},
+            "title": {"text": title, "font": {"size": 14}},
+            "xaxis": {"title": {"text": "Any Medal % (mean ± SEM)"}, "rangemode": "tozero"},
+            "yaxis": {"automargin": True, "autorange": "reversed"},
+            "height": max(260, 28 * len(names) + 90),
+        },
+    }
+
+
+def pass_at_k_curves(curves: Sequence[tuple[str, Sequence[dict]]]) -> dict:
+    """pass@k (Any Medal) against k, one line per (label, [{"k", "percentage"}])."""
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": label,
+                "x": [p["k"] for p in points],
+                "y": [p["percentage"] for p in points],
+                "hovertemplate": "pass@%{x}: %{y:.1f}%<extra>" + label + "</extra>",
+            }
+            for label, points in curves
+        ],
+        "layout": {
+            **LAYOUT_BASE,
+            "xaxis": {"title": {"text": "k (seeds)"}, "dtick": 1},
+            "yaxis": {"title": {"text": "pass@k, Any Medal %"}, "rangemode": "tozero"},
+            "legend": {"orientation": "h", "y": -0.25},
+        },
+    }
+
+
+def funnels_side_by_side(series: Sequence[tuple[str, Sequence[dict]]]) -> dict:
+    """Grouped funnel bars, one group per stage and one colour per experiment."""
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "name": label,
+                "x": [s["label"] for s in stages],
+                "y": [s["mean"] for s in stages],
+                "error_y": {"type": "data", "array": [s["standard_error"] or 0 for s in stages], "visible": True},
+                "hovertemplate": "%{x}: %{y:.1f}%<extra>" + label + "</extra>",
+            }
+            for label, stages in series
+        ],
+        "layout": {
+            **LAYOUT_BASE,
+            "barmode": "group",
+            "yaxis": {"title": {"text": "% of competitions"}, "range": [0, 105]},
+            "legend": {"orientation": "h", "y": -0.2},
+        },
+    }

@@ -111,10 +111,14 @@ MLEBOARD_DATA_DIR = Path(envstr("MLEBOARD_DATA_DIR", str(VAR_DIR / "data")))
 # --- Celery -------------------------------------------------------------------------
 _broker_dir = VAR_DIR / "broker"
 CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    # Redis re-delivers an unacknowledged task after this long: longer than any task.
+    "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 2 * 3600),
+}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("queue", "processed"):
         (_broker_dir / sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
+    CELERY_BROKER_TRANSPORT_OPTIONS |= {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "data_folder_processed": str(_broker_dir / "processed"),
@@ -131,7 +135,23 @@ CELERY_TASK_ROUTES = {
     "webapp.runs.tasks.execute_agent_run": {"queue": "runs"},
 }
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", "false")
-CELERY_BEAT_SCHEDULE = {}
+GRADING_SOFT_TIME_LIMIT = envint("MLEBOARD_GRADING_SOFT_TIME_LIMIT", 600)
+GRADING_TIME_LIMIT = GRADING_SOFT_TIME_LIMIT + 60
+# Runs claimed longer ago than this are failed by the reaper (their worker is gone).
+GRADING_STUCK_AFTER = GRADING_TIME_LIMIT + 120
+MLEBOARD_GRADING_FAULT_DELAY = float(envstr("MLEBOARD_GRADING_FAULT_DELAY", "0"))
+CELERY_BEAT_SCHEDULE = {
+    "reap-stuck-runs": {"task": "webapp.results.tasks.reap_stuck_runs", "schedule": 60.0},
+}
+
+# --- Uploads --------------------------------------------------------------------------
+UPLOAD_MAX_BYTES = envint("MLEBOARD_UPLOAD_MAX_BYTES", 1024**3)
+UPLOAD_MAX_MEMBERS = envint("MLEBOARD_UPLOAD_MAX_MEMBERS", 20_000)
+UPLOAD_MAX_TOTAL_BYTES = envint("MLEBOARD_UPLOAD_MAX_TOTAL_BYTES", 2 * 1024**3)
+UPLOAD_MAX_FILE_BYTES = envint("MLEBOARD_UPLOAD_MAX_FILE_BYTES", 512 * 1024**2)
+UPLOAD_MAX_RATIO = float(envstr("MLEBOARD_UPLOAD_MAX_RATIO", "200"))
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
+FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
 
 # --- REST framework -----------------------------------------------------------------
 REST_FRAMEWORK = {

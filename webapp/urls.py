@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from webapp.competitions import views as competition_views
+from webapp.results import upload_views
 from webapp.results import views as result_views
 
 urlpatterns = [
@@ -11,6 +12,11 @@ urlpatterns = [
     path("competitions/", competition_views.competition_list, name="competition-list"),
     path("competitions/<str:slug>/", competition_views.competition_detail, name="competition-detail"),
     path("experiments/<int:pk>/", result_views.experiment_detail, name="experiment-detail"),
+    path("experiments/<int:pk>/reports.<str:fmt>", result_views.experiment_reports_download, name="experiment-reports-download"),
+    path("compare/", result_views.compare, name="compare"),
+    path("uploads/", upload_views.upload_list, name="upload-list"),
+    path("uploads/new/", upload_views.upload_new, name="upload-new"),
+    path("uploads/<int:pk>/", upload_views.upload_detail, name="upload-detail"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from webapp.results.models import Agent, Experiment, ExperimentAggregate, GradeReport, LanguageModel, Run, Scaffold
+from webapp.results.models import Agent, Experiment, ExperimentAggregate, GradeReport, LanguageModel, ReviewQueue, Run, Scaffold, Upload
 
 admin.site.register(Scaffold)
 admin.site.register(LanguageModel)
@@ -17,11 +17,22 @@ class ExperimentAdmin(admin.ModelAdmin):
     list_display = ["name", "agent", "source", "is_published", "owner", "date", "created_at"]
     list_filter = ["is_published", "source", "agent__scaffold", "agent__model", "internet_access", "known_leakage"]
     search_fields = ["name", "agent__scaffold__name", "agent__model__name"]
-    actions = ["publish", "unpublish"]
+    actions = ["publish", "unpublish", "regrade"]
 
     @admin.action(description="Publish to the public leaderboard")
     def publish(self, request, queryset):
         queryset.update(is_published=True)
+
+    @admin.action(description="Re-grade (after a grader fix)")
+    def regrade(self, request, queryset):
+        from webapp.results.uploads import experiment_regrade
+
+        for experiment in queryset:
+            try:
+                n = experiment_regrade(experiment)
+                self.message_user(request, f"{experiment}: {n} runs queued for grading")
+            except ValueError as exc:
+                self.message_user(request, f"{experiment}: {exc}", level="error")
 
     @admin.action(description="Withdraw from the public leaderboard")
     def unpublish(self, request, queryset):
@@ -43,3 +54,17 @@ class GradeReportAdmin(admin.ModelAdmin):
 
 
 admin.site.register(ExperimentAggregate)
+
+
+@admin.register(ReviewQueue)
+class ReviewQueueAdmin(ExperimentAdmin):
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(is_published=False).exclude(owner=None)
+
+
+@admin.register(Upload)
+class UploadAdmin(admin.ModelAdmin):
+    list_display = ["pk", "owner", "original_name", "status", "kind", "experiment", "size", "created_at"]
+    list_filter = ["status", "kind"]
+    search_fields = ["original_name", "sha256", "owner__username"]
+    readonly_fields = ["sha256", "size", "archive", "original_name", "metadata", "error", "warnings", "kind"]

@@ -84,6 +84,16 @@ def figures_for(reports: list[CompetitionReport], catalogue, excluded: set[str] 
     return {"splits": out}
 
 
+def summary_of(figures: dict) -> dict:
+    """Per split: Any Medal % (mean, standard_error, ci_lower, ci_upper) and seeds."""
+    out = {}
+    for split, result in figures.get("splits", {}).items():
+        metrics = result.get("metrics")
+        if metrics:
+            out[split] = {**metrics["any_medal_percentage"], "n_seeds": result["num_seeds_averaged"]}
+    return out
+
+
 @transaction.atomic
 def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
     experiment = Experiment.objects.select_for_update().get(pk=experiment_id)
@@ -93,6 +103,12 @@ def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
     clean = figures_for(reports, catalogue, clean_subset_excluded_slugs())
     aggregate_row, _ = ExperimentAggregate.objects.update_or_create(
         experiment=experiment,
-        defaults={"figures": figures, "clean_figures": clean, "n_reports": len(reports)},
+        defaults={
+            "figures": figures,
+            "clean_figures": clean,
+            "summary": summary_of(figures),
+            "clean_summary": summary_of(clean),
+            "n_reports": len(reports),
+        },
     )
     return aggregate_row

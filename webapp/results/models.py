@@ -70,6 +70,12 @@ class Experiment(models.Model):
     source_available = models.BooleanField(default=False)
     source_url = models.URLField(blank=True)
     known_leakage = models.BooleanField(default=False)
+    published_figures = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Figures as published, for reported entries without reports: {"low": {"mean": 34.3, '
+        '"standard_error": 2.4}, "medium": ..., "high": ..., "all": ...} (Any Medal %).',
+    )
     notes = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -81,6 +87,15 @@ class Experiment(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("experiment-detail", args=[self.pk])
+
+
+class ReviewQueue(Experiment):
+    """Uploaded experiments waiting for an admin to publish them (an admin view)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "experiment awaiting review"
+        verbose_name_plural = "review queue (unpublished experiments)"
 
 
 class Run(models.Model):
@@ -100,6 +115,9 @@ class Run(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     error = models.TextField(blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
+    # The Celery task id holding the claim: a re-delivery of the same task (its worker
+    # was killed) may take the run back; any other task may not.
+    claimed_by = models.CharField(max_length=64, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -167,5 +185,50 @@ class ExperimentAggregate(models.Model):
     experiment = models.OneToOneField(Experiment, on_delete=models.CASCADE, related_name="aggregate")
     figures = models.JSONField(default=dict)
     clean_figures = models.JSONField(default=dict)
+    # The leaderboard's few numbers per split, kept apart so that ranking 200 agents
+    # reads 200 small rows instead of 200 full sets of figures.
+    summary = models.JSONField(default=dict)
+    clean_summary = models.JSONField(default=dict)
     n_reports = models.PositiveIntegerField(default=0)
     computed_at = models.DateTimeField(auto_now=True)
+
+
+def upload_archive_path(instance: "Upload", filename: str) -> str:
+    return f"uploads/{instance.sha256[:2]}/{instance.sha256}/{filename}"
+
+
+class Upload(models.Model):
+    """An uploaded archive, stored untouched with its checksum before anything else
+    happens; it becomes an Experiment once unpacked and read."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        PROCESSING = "processing", "Processing"
+        GRADED = "graded", "Graded"
+        FAILED = "failed", "Failed"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="uploads")
+    archive = models.FileField(upload_to=upload_archive_path, max_length=400)
+    original_name = models.CharField(max_length=255)
+    size = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64, db_index=True)
+    metadata = models.JSONField(default=dict)
+    kind = models.CharField(max_length=20, blank=True)  # run_groups | jsonl | reports
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    error = models.TextField(blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    experiment = models.OneToOneField(
+        Experiment, null=True, blank=True, on_delete=models.SET_NULL, related_name="upload"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["owner", "sha256"], name="upload_once_per_owner")]
+
+    def __str__(self) -> str:
+        return f"upload {self.pk} ({self.original_name})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("upload-detail", args=[self.pk])

@@ -36,6 +36,16 @@ def experiments_visible_to(user) -> QuerySet:
     return qs.filter(is_published=True)
 
 
+def experiments_editable_by(user) -> QuerySet:
+    """Experiments a user may change or re-grade: their own; staff: all."""
+    qs = Experiment.objects.all()
+    if getattr(user, "is_staff", False):
+        return qs
+    if getattr(user, "is_authenticated", False):
+        return qs.filter(owner=user)
+    return qs.none()
+
+
 def medal_of(report) -> str:
     if report.gold_medal:
         return "gold"
@@ -127,3 +137,61 @@ def experiment_reports(experiment: Experiment) -> QuerySet:
         .select_related("competition")
         .order_by("competition__slug", "seed")
     )
+
+
+def competition_rows(experiment: Experiment) -> list[dict]:
+    """Per competition and seed: score, medal, the four thresholds, the percentile on
+    the leaderboard and the medal gap (median = 0, gold line = 1)."""
+    from benchmark.compare import medal_gap
+
+    rows = []
+    for r in experiment_reports(experiment):
+        rows.append(
+            {
+                "report": r,
+                "competition": r.competition,
+                "medal": medal_of(r),
+                "medal_gap": medal_gap(r.score, r.median_threshold, r.gold_threshold, r.is_lower_better),
+            }
+        )
+    return rows
+
+
+def medal_outcomes(experiment_ids: list[int], competition_ids: set[str] | None = None) -> dict:
+    """experiment id -> competition slug -> [RunOutcome per seed], from current reports."""
+    from benchmark.compare import RunOutcome, outcome_level
+
+    out: dict[int, dict[str, list]] = {i: {} for i in experiment_ids}
+    rows = GradeReport.objects.filter(experiment_id__in=experiment_ids, is_current=True).values_list(
+        "experiment_id", "competition__slug", "seed", "valid_submission", "above_median",
+        "bronze_medal", "silver_medal", "gold_medal",
+    ).order_by("experiment_id", "competition__slug", "seed")
+    for exp_id, slug, _seed, valid, above, bronze, silver, gold in rows:
+        if competition_ids is not None and slug not in competition_ids:
+            continue
+        out[exp_id].setdefault(slug, []).append(
+            RunOutcome(
+                any_medal=bool(gold or silver or bronze),
+                level=outcome_level(valid=valid, above_median=above, bronze=bronze, silver=silver, gold=gold),
+            )
+        )
+    return out
+
+
+def pairwise_comparisons(experiments: list[Experiment], split: str) -> list[dict]:
+    """The first experiment against each other one on the split's competitions."""
+    from benchmark.catalogue import load_catalogue
+    from benchmark.compare import compare_experiments
+
+    ids = {cid for cid, facts in load_catalogue(include_demo=True).items() if split in facts.splits} if split else None
+    outcomes = medal_outcomes([e.pk for e in experiments], ids)
+    base = experiments[0]
+    results = []
+    for other in experiments[1:]:
+        try:
+            result = compare_experiments(base.name, outcomes[base.pk], other.name, outcomes[other.pk])
+        except ValueError as exc:
+            results.append({"a": base, "b": other, "error": str(exc)})
+            continue
+        results.append({"a": base, "b": other, **result.to_dict()})
+    return results

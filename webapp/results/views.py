@@ -1,52 +1,137 @@
 """Result pages: the leaderboard of agents and one experiment with its funnel."""
 
-from django.http import Http404
+import csv
+
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from webapp import figures
+from benchmark.reports import grading_report_json
 from webapp.results import selectors
-
-SPLIT_LABELS = {"low": "Low (Lite)", "medium": "Medium", "high": "High", "all": "All", "demo": "Demo"}
+from webapp.results.aggregates import experiment_competition_reports
+from webapp.results.leaderboard import SPLIT_LABELS, SPLITS, LeaderboardFilters, csv_rows, filter_choices, leaderboard_entries
 
 
 def home(request):
-    rows = selectors.leaderboard_rows(user=request.user)
-    shown_splits = [s for s in (*selectors.LEADERBOARD_SPLITS, "demo") if any(r["splits"].get(s) for r in rows)]
-
-    def sort_key(row):
-        for split in ("all", *shown_splits):
-            value = row["splits"].get(split)
-            if value:
-                return -(value.get("mean") or 0)
-        return 0
-
-    rows.sort(key=sort_key)
-    for row in rows:
-        row["cells"] = [(split, row["splits"].get(split)) for split in shown_splits]
+    filters = LeaderboardFilters.from_query(request.GET)
+    entries = leaderboard_entries(user=request.user, filters=filters)
+    export = request.GET.get("format", "")
+    if export == "json":
+        return JsonResponse({"clean_subset": filters.clean, "entries": entries})
+    if export == "csv":
+        response = HttpResponse(content_type="text/csv")
+        response["Content-Disposition"] = 'attachment; filename="mleboard-leaderboard.csv"'
+        writer = csv.writer(response)
+        writer.writerows(csv_rows(entries))
+        return response
+    shown = [s for s in (*SPLITS, "demo") if s in SPLITS or any(e["splits"].get(s) for e in entries)]
+    for entry in entries:
+        entry["cells"] = [(split, entry["splits"].get(split)) for split in shown]
+    query = request.GET.copy()
+    query.pop("format", None)
     return render(
         request,
         "results/home.html",
-        {"rows": rows, "splits": [(s, SPLIT_LABELS[s]) for s in shown_splits]},
+        {
+            "entries": entries,
+            "splits": [(s, SPLIT_LABELS[s]) for s in shown],
+            "filters": filters,
+            "query": query.urlencode(),
+            **filter_choices(request.user),
+        },
     )
 
 
-def experiment_detail(request, pk: int):
+def _visible_experiment(request, pk: int):
     experiment = selectors.experiments_visible_to(request.user).filter(pk=pk).select_related("aggregate").first()
     if experiment is None:
         raise Http404("No such experiment, or it is not published.")
-    splits = selectors.split_figures(experiment)
-    split = request.GET.get("split") or next((s for s in ("all", "demo", "low", "medium", "high") if s in splits), "")
+    return experiment
+
+
+def experiment_detail(request, pk: int):
+    experiment = _visible_experiment(request, pk)
+    clean = request.GET.get("clean", "") in ("1", "true", "on")
+    splits = selectors.split_figures(experiment, clean=clean)
+    split = request.GET.get("split") or next((s for s in ("all", "demo", "low", "medium", "high", "dev") if s in splits), "")
     current = splits.get(split, {})
     stages = selectors.funnel_stages(current)
+    rows = selectors.competition_rows(experiment)
     return render(
         request,
         "results/experiment.html",
         {
             "experiment": experiment,
             "split": split,
+            "clean": clean,
             "split_choices": [(s, SPLIT_LABELS.get(s, s)) for s in splits],
             "figures": current,
+            "split_table": [(SPLIT_LABELS.get(s, s), f.get("metrics")) for s, f in splits.items()],
             "funnel_figure": figures.funnel(stages) if stages else None,
-            "reports": selectors.experiment_reports(experiment),
+            "category_figure": figures.breakdown_bars(current["by_category"]) if current.get("by_category") else None,
+            "complexity_figure": figures.breakdown_bars(current["by_complexity"]) if len(current.get("by_complexity", {})) > 1 else None,
+            "pass_at_k_figure": figures.pass_at_k_curves([(experiment.name, current["pass_at_k"]["values"])]) if current.get("pass_at_k", {}).get("values") else None,
+            "rows": rows,
+            "published": experiment.published_figures,
         },
     )
+
+
+def experiment_reports_download(request, pk: int, fmt: str):
+    """The experiment's current reports: MLE-bench's grading-report JSON, or CSV."""
+    if fmt not in ("json", "csv"):
+        raise Http404("reports come as .json (MLE-bench's grading report) or .csv")
+    experiment = _visible_experiment(request, pk)
+    reports = experiment_competition_reports(experiment.pk)
+    if fmt == "json":
+        response = HttpResponse(grading_report_json(reports), content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="experiment-{pk}_grading_report.json"'
+        return response
+    response = HttpResponse(content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="experiment-{pk}_reports.csv"'
+    writer = csv.writer(response)
+    columns = ["competition_id", "seed", "score", "gold_threshold", "silver_threshold", "bronze_threshold",
+               "median_threshold", "any_medal", "gold_medal", "silver_medal", "bronze_medal", "above_median",
+               "submission_exists", "valid_submission", "is_lower_better", "created_at", "submission_path"]
+    writer.writerow(columns)
+    for report in reports:
+        data = report.to_dict()
+        writer.writerow([data.get(c) if c != "seed" else report.seed for c in columns])
+    return response
+
+
+def compare(request):
+    raw = request.GET.get("experiments", "")
+    ids = []
+    for part in raw.split(","):
+        part = part.strip()
+        if part.isdigit() and int(part) not in ids:
+            ids.append(int(part))
+    experiments = {e.pk: e for e in selectors.experiments_visible_to(request.user).filter(pk__in=ids).select_related("aggregate")}
+    chosen = [experiments[i] for i in ids if i in experiments]
+    context = {"experiments": chosen, "raw": raw, "missing": [i for i in ids if i not in experiments]}
+    if len(chosen) < 2:
+        context["error"] = "Pick two or more experiments you can see (from the leaderboard), e.g. /compare/?experiments=3,7."
+        return render(request, "results/compare.html", context, status=200 if not raw else 400)
+    common = [s for s in ("all", "low", "medium", "high", "demo", "dev") if all(s in selectors.split_figures(e) for e in chosen)]
+    split = request.GET.get("split") or (common[0] if common else "")
+    per_experiment = [(e, selectors.split_figures(e).get(split, {})) for e in chosen]
+    comparisons = selectors.pairwise_comparisons(chosen, split)
+    context.update(
+        {
+            "split": split,
+            "split_choices": [(s, SPLIT_LABELS.get(s, s)) for s in common],
+            "per_experiment": per_experiment,
+            "split_rows": [
+                (label, [((selectors.split_figures(e).get(s) or {}).get("metrics") or {}).get("any_medal_percentage") for e in chosen])
+                for s, label in SPLIT_LABELS.items()
+                if any(s in selectors.split_figures(e) for e in chosen)
+            ],
+            "funnels_figure": figures.funnels_side_by_side([(e.name, selectors.funnel_stages(f)) for e, f in per_experiment]),
+            "pass_at_k_figure": figures.pass_at_k_curves(
+                [(e.name, f["pass_at_k"]["values"]) for e, f in per_experiment if f.get("pass_at_k", {}).get("values")]
+            ),
+            "comparisons": comparisons,
+        }
+    )
+    return render(request, "results/compare.html", context)

@@ -1,0 +1,33 @@
+// Live progress of an upload: poll the API until the upload is graded or failed.
+(function () {
+  var root = document.getElementById("upload-progress");
+  if (!root) return;
+  function text(id, value) { document.getElementById(id).textContent = value; }
+  function render(p) {
+    text("up-status", p.status);
+    text("up-graded", p.runs_graded);
+    text("up-total", p.runs_total);
+    text("up-failed", p.runs_failed);
+    var bar = document.getElementById("up-bar");
+    bar.max = Math.max(p.runs_total, 1); bar.value = p.runs_graded + p.runs_failed;
+    var error = document.getElementById("up-error");
+    error.hidden = !p.error; error.textContent = p.error || "";
+    if (p.experiment) {
+      document.getElementById("up-experiment").hidden = false;
+      document.getElementById("up-experiment-link").href = "/experiments/" + p.experiment + "/";
+    }
+    var list = document.getElementById("up-failures");
+    list.replaceChildren.apply(list, p.failures.map(function (f) {
+      var li = document.createElement("li");
+      li.textContent = f.competition_id + " seed " + f.seed + ": " + f.reason;
+      return li;
+    }));
+  }
+  function poll() {
+    fetch(root.dataset.url, {credentials: "same-origin"}).then(function (r) { return r.json(); }).then(function (p) {
+      render(p);
+      if (p.status !== "graded" && p.status !== "failed") setTimeout(poll, 1000);
+    }).catch(function () { setTimeout(poll, 3000); });
+  }
+  poll();
+})();

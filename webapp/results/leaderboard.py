@@ -1,0 +1,165 @@
+"""The public leaderboard: agents ranked by Any Medal % per split, with the filters,
+the clean-subset switch and the exports. Reads only the small per-split summaries."""
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.db.models import Q
+
+from webapp.results.selectors import experiments_visible_to
+
+SPLITS = ("low", "medium", "high", "all")
+SPLIT_LABELS = {"low": "Low (Lite)", "medium": "Medium", "high": "High", "all": "All", "demo": "Demo", "dev": "Dev"}
+TRI_STATE_FILTERS = ("internet_access", "test_feedback", "source_available", "known_leakage")
+
+
+@dataclass
+class LeaderboardFilters:
+    scaffold: str = ""
+    model: str = ""
+    source: str = ""
+    since: dt.date | None = None
+    until: dt.date | None = None
+    flags: dict | None = None
+    clean: bool = False
+
+    @classmethod
+    def from_query(cls, query) -> "LeaderboardFilters":
+        def date(name):
+            try:
+                return dt.date.fromisoformat(query.get(name, "")) if query.get(name) else None
+            except ValueError:
+                return None
+
+        flags = {}
+        for name in TRI_STATE_FILTERS:
+            value = query.get(name, "")
+            if value in ("yes", "no"):
+                flags[name] = value == "yes"
+        return cls(
+            scaffold=query.get("scaffold", "").strip(),
+            model=query.get("model", "").strip(),
+            source=query.get("source", "").strip(),
+            since=date("since"),
+            until=date("until"),
+            flags=flags,
+            clean=query.get("clean", "") in ("1", "true", "on", "yes"),
+        )
+
+
+FIELDS = (
+    "pk",
+    "name",
+    "source",
+    "is_published",
+    "hardware",
+    "runtime_hours",
+    "date",
+    "created_at",
+    "internet_access",
+    "test_feedback",
+    "source_available",
+    "source_url",
+    "known_leakage",
+    "published_figures",
+    "agent__scaffold__name",
+    "agent__model__name",
+    "agent__version",
+    "aggregate__summary",
+    "aggregate__clean_summary",
+)
+
+
+def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
+    """One dict per experiment, best first (Any Medal % on All, then Low, ...)."""
+    qs = experiments_visible_to(user)
+    if filters.scaffold:
+        qs = qs.filter(agent__scaffold__name=filters.scaffold)
+    if filters.model:
+        qs = qs.filter(agent__model__name=filters.model)
+    if filters.source:
+        qs = qs.filter(source=filters.source)
+    if filters.since:
+        qs = qs.filter(Q(date__gte=filters.since) | Q(date__isnull=True, created_at__date__gte=filters.since))
+    if filters.until:
+        qs = qs.filter(Q(date__lte=filters.until) | Q(date__isnull=True, created_at__date__lte=filters.until))
+    for name, value in (filters.flags or {}).items():
+        qs = qs.filter(**{name: value})
+    entries = []
+    for row in qs.values(*FIELDS):
+        summary = (row["aggregate__clean_summary"] if filters.clean else row["aggregate__summary"]) or {}
+        figures_source = "reports"
+        if not summary and row["published_figures"]:
+            # Published figures cannot be recomputed on a subset: shown as published.
+            summary = row["published_figures"]
+            figures_source = "published"
+        entries.append(
+            {
+                "id": row["pk"],
+                "name": row["name"],
+                "scaffold": row["agent__scaffold__name"],
+                "model": row["agent__model__name"],
+                "agent_version": row["agent__version"],
+                "source": row["source"],
+                "is_published": row["is_published"],
+                "figures_source": figures_source,
+                "splits": {s: summary.get(s) for s in (*SPLITS, "demo")},
+                "n_seeds": max((v.get("n_seeds") or 0 for v in summary.values() if isinstance(v, dict)), default=0),
+                "runtime_hours": row["runtime_hours"],
+                "hardware": row["hardware"],
+                "date": (row["date"] or row["created_at"].date()).isoformat(),
+                "internet_access": row["internet_access"],
+                "test_feedback": row["test_feedback"],
+                "source_available": row["source_available"],
+                "source_url": row["source_url"],
+                "known_leakage": row["known_leakage"],
+            }
+        )
+
+    def rank_key(entry):
+        return tuple(-((entry["splits"].get(s) or {}).get("mean") or -1) for s in ("all", "low", "medium", "high", "demo"))
+
+    entries.sort(key=rank_key)
+    for rank, entry in enumerate(entries, start=1):
+        entry["rank"] = rank
+    return entries
+
+
+CSV_COLUMNS = (
+    "rank",
+    "scaffold",
+    "model",
+    "agent_version",
+    "name",
+    "source",
+    *(f"{s}_{k}" for s in SPLITS for k in ("mean", "standard_error")),
+    "n_seeds",
+    "runtime_hours",
+    "hardware",
+    "date",
+    "source_available",
+    "internet_access",
+    "test_feedback",
+    "known_leakage",
+    "figures_source",
+    "id",
+)
+
+
+def csv_rows(entries: list[dict]):
+    yield list(CSV_COLUMNS)
+    for entry in entries:
+        flat = dict(entry)
+        for split in SPLITS:
+            value = entry["splits"].get(split) or {}
+            flat[f"{split}_mean"] = value.get("mean")
+            flat[f"{split}_standard_error"] = value.get("standard_error")
+        yield ["" if flat.get(c) is None else flat.get(c) for c in CSV_COLUMNS]
+
+
+def filter_choices(user) -> dict:
+    qs = experiments_visible_to(user)
+    return {
+        "scaffolds": sorted(set(qs.values_list("agent__scaffold__name", flat=True))),
+        "models": sorted(set(qs.values_list("agent__model__name", flat=True))),
+    }

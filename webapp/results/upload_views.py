@@ -1,0 +1,80 @@
+"""Upload pages for signed-in users: the form, the list of one's uploads, and an upload's
+live progress (polled from the API, no manual reload)."""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+
+from webapp.results.models import Upload
+from webapp.results.upload_api import metadata_from, own_upload
+from webapp.results.uploads import UploadRefused, upload_create, upload_progress
+
+TRI_STATE = [("", "not stated"), ("true", "yes"), ("false", "no")]
+
+
+class UploadForm(forms.Form):
+    archive = forms.FileField(
+        help_text="A zip or tar of MLE-bench run-group folders, a submissions.jsonl with its CSVs, "
+        "or MLE-bench grading-report JSON files."
+    )
+    scaffold = forms.CharField(max_length=100)
+    model = forms.CharField(max_length=100, help_text="The LLM behind the agent.")
+    agent_version = forms.CharField(max_length=60, required=False)
+    name = forms.CharField(max_length=200, required=False, help_text="A name for the experiment.")
+    hardware = forms.CharField(max_length=200, required=False)
+    runtime_hours = forms.FloatField(required=False, min_value=0)
+    internet_access = forms.ChoiceField(choices=TRI_STATE, required=False)
+    test_feedback = forms.ChoiceField(choices=TRI_STATE, required=False, label="Used test-set feedback")
+    source_url = forms.URLField(required=False, label="Source code link", assume_scheme="https")
+    seeds = forms.CharField(
+        required=False,
+        help_text='Optional JSON: the seed of each run group, e.g. {"2024-10-01_run-group_aide": 0}',
+    )
+
+    def metadata(self) -> dict:
+        data = self.cleaned_data
+        raw = {k: data[k] for k in ("scaffold", "model", "agent_version", "name", "hardware", "source_url") if data.get(k)}
+        if data.get("runtime_hours") is not None:
+            raw["runtime_hours"] = data["runtime_hours"]
+        for key in ("internet_access", "test_feedback"):
+            if data.get(key):
+                raw[key] = data[key] == "true"
+        if data.get("seeds"):
+            import json
+
+            try:
+                raw["seeds"] = json.loads(data["seeds"])
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"seeds is not valid JSON: {exc}") from None
+        return metadata_from(raw)
+
+
+@login_required
+def upload_new(request):
+    form = UploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            created = upload_create(owner=request.user, uploaded_file=form.cleaned_data["archive"], metadata=form.metadata())
+        except ValueError as exc:  # UploadRefused included
+            upload = getattr(exc, "upload", None)
+            messages.error(request, f"Upload refused: {exc}")
+            if upload is not None:
+                return redirect(upload.get_absolute_url())
+        else:
+            if created.duplicate:
+                messages.info(request, "You uploaded this archive before (same checksum): here is that upload.")
+            return redirect(created.upload.get_absolute_url())
+    return render(request, "results/upload_new.html", {"form": form})
+
+
+@login_required
+def upload_list(request):
+    uploads = Upload.objects.filter(owner=request.user).select_related("experiment")
+    return render(request, "results/upload_list.html", {"uploads": uploads})
+
+
+@login_required
+def upload_detail(request, pk: int):
+    upload = own_upload(request, pk)
+    return render(request, "results/upload_detail.html", {"upload": upload, "progress": upload_progress(upload)})
