@@ -1,0 +1,73 @@
+"""3d-object-detection-for-autonomous-vehicles (Lyft): 3D box mAP over IoU 0.50..0.95."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from graders.competitions.columns import IdAlignedGrader
+from graders.competitions.pandas_cells import is_text, pandas_sort_order
+from graders.metrics.detection_3d import MalformedBoxes3D, map_3d_iou_range, parse_boxes_3d
+from graders.results import GraderError, InvalidSubmission
+
+
+class Lyft3DGrader(IdAlignedGrader):
+    """Mean over samples and IoU thresholds of the per-sample 3D mAP (Lyft devkit rules)."""
+
+    metric = "map_3d_iou_range"
+
+    def prepare(self, submission: pa.Table, answers: pa.Table):
+        aligned = self.aligned(submission, answers)
+        order = pandas_sort_order(answers.column(self.id_column))  # MLE-bench's sample order
+        answers, aligned = answers.take(pa.array(order)), aligned.take(pa.array(order))
+        ids = answers.column(self.id_column)
+        target = self.target_columns[0]
+        column = aligned.column(target)
+        if pa.types.is_null(column.type):
+            texts = [""] * len(column)
+        elif not is_text(column):
+            raise InvalidSubmission(f"Column '{target}' must hold text, not numbers.")
+        else:
+            texts = pc.fill_null(column, "").to_pylist()  # an empty cell means no boxes
+        try:
+            predicted = parse_boxes_3d(texts)
+        except MalformedBoxes3D as error:
+            raise InvalidSubmission(
+                f"PredictionString of sample {ids[error.row].as_py()!r}: {error.reason}; expected "
+                "'confidence x y z width length height yaw class' groups separated by single "
+                "spaces."
+            ) from None
+        try:
+            truth = parse_boxes_3d(answers.column(target).to_pylist())
+        except MalformedBoxes3D as error:
+            raise GraderError(f"Answers PredictionString is malformed: {error}") from None
+        return truth, predicted, answers.num_rows, ids
+
+    def compute(self, prepared) -> float:
+        truth, predicted, n_samples, ids = prepared
+        try:
+            return map_3d_iou_range(truth, predicted, n_samples)
+        except MalformedBoxes3D as error:
+            raise InvalidSubmission(
+                f"A box of sample {ids[error.row].as_py()!r} is invalid: {error.reason}."
+            ) from None
+
+
+GRADERS = {
+    "3d-object-detection-for-autonomous-vehicles": Lyft3DGrader(
+        "3d-object-detection-for-autonomous-vehicles",
+        id_column="Id",
+        target_columns=["PredictionString"],
+        answers="3d-object-detection-for-autonomous-vehicles/prepared/private/test.csv",
+        quirks=(
+            "mAP is computed per sample (over the classes in that sample's truth) and then "
+            "averaged over samples and the ten IoU thresholds; predictions of classes absent "
+            "from a sample's truth are ignored, even when malformed.",
+            "A prediction matched to a true box already taken at that threshold is a false "
+            "positive (its best box is not replaced by the next best).",
+            "Values are split on single spaces; an empty PredictionString means no boxes.",
+            "Scores agree with MLE-bench to about 1e-15: its box corners come from a BLAS "
+            "matrix product whose last bit depends on the machine.",
+        ),
+    )
+}
