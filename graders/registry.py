@@ -72,7 +72,7 @@ _CORE_GRADER_MODULES: dict[str, str] = {
     "imet-2020-fgvc7": _LABEL_SETS,
     "plant-pathology-2021-fgvc8": _LABEL_SETS,
     "plant-seedlings-classification": _LABEL_SETS,
-    "tensorflow2-question-answering": _LABEL_SETS,
+    "tensorflow2-question-answering": "graders.competitions.natural_questions",
     "h-and-m-personalized-fashion-recommendations": _LABEL_SETS,
     "hotel-id-2021-fgvc8": _LABEL_SETS,
     "whale-categorization-playground": _LABEL_SETS,

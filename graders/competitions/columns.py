@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from graders.core import CompetitionGrader
 from graders.validation import align_ids, require_columns, require_row_count
@@ -67,3 +68,36 @@ class IdAlignedGrader(CompetitionGrader):
             submission.column(self.id_column), answers.column(self.id_column), self.id_column
         )
         return submission.take(pa.array(order))
+
+
+def label_values(table: pa.Table, name: str):
+    """A label column as pandas would hand it to scikit-learn.
+
+    Text stays a pyarrow string array (nulls kept, for the metric to judge); numbers become
+    a numpy array - integers with empty cells become float with NaN, as in pandas. Booleans
+    with empty cells have no numpy form scikit-learn accepts and are rejected here.
+    """
+    import numpy as np
+
+    from graders.results import InvalidSubmission
+
+    column = table.column(name)
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return column
+    if pa.types.is_null(kind):
+        return np.full(len(column), np.nan)
+    if pa.types.is_boolean(kind):
+        if column.null_count:
+            raise InvalidSubmission(
+                f"Column '{name}' has {column.null_count} empty labels: every row needs a label."
+            )
+        return column.to_numpy(zero_copy_only=False).astype(bool)
+    if pa.types.is_integer(kind) and not column.null_count:
+        return column.to_numpy(zero_copy_only=False).astype(np.int64)
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        return np.asarray(
+            pc.fill_null(pc.cast(column, pa.float64()), np.nan).to_numpy(zero_copy_only=False),
+            dtype=np.float64,
+        )
+    raise InvalidSubmission(f"Column '{name}' holds {kind} values, not class labels.")
