@@ -181,6 +181,23 @@ def remove_container(container: Any, attempts: int = 5) -> None:
             time.sleep(0.5 * (attempt + 1))
 
 
+def remove_run_container(name: str, client: Any = None) -> bool:
+    """Kill and remove the run container called ``name`` (for a reaper or a cancel issued
+    from another process). Returns ``False`` if no such container exists."""
+    import docker
+    import docker.errors
+
+    client = client or docker.from_env()
+    try:
+        container = client.containers.get(name)
+    except docker.errors.NotFound:
+        return False
+    if container.labels.get(LABEL_RUN) != "1":
+        raise HarnessError(f"{name} is not an mleboard run container")
+    remove_container(container)
+    return True
+
+
 class DockerBackend:
     """Runs agents on a Docker engine (the client from the environment unless given)."""
 
@@ -239,8 +256,7 @@ class DockerBackend:
                     _kill(container)
                     exited.wait(30)
             log_thread.join(timeout=10)
-            container.reload()
-            state = container.attrs.get("State", {})
+            state = _final_state(container)
             result = BackendResult(
                 outcome=Outcome.COMPLETED,
                 exit_code=None,
@@ -261,6 +277,21 @@ class DockerBackend:
                 result.exit_code = code
                 result.outcome, result.detail = _classify_exit(code, state, spec)
             return result
+
+
+def _final_state(container: Any) -> dict:
+    """The container's state after exit. Raises ``HarnessError`` if someone else removed it
+    (a reaper, an operator): its exit code then says nothing about the agent."""
+    import docker.errors
+
+    try:
+        container.reload()
+    except docker.errors.NotFound as exc:
+        raise HarnessError("the container was removed from outside the harness") from exc
+    state = container.attrs.get("State", {})
+    if state.get("RemovalInProgress") or state.get("Dead"):
+        raise HarnessError("the container was removed from outside the harness")
+    return state
 
 
 def _classify_exit(code: int, state: dict, spec: RunSpec) -> tuple[Outcome, str]:

@@ -41,6 +41,8 @@ def local_env(spec: RunSpec, dirs: RunDirs) -> dict[str, str]:
         "LANG": os.environ.get("LANG", "C.UTF-8"),
         "HOME": str(dirs.code),
         "PYTHONUNBUFFERED": "1",
+        # The agent runs from its source folder here: leave no bytecode behind in it.
+        "PYTHONDONTWRITEBYTECODE": "1",
         "COMPETITION_ID": spec.competition_id,
         "SEED": str(spec.seed),
         "DATA_DIR": str(dirs.data),

@@ -51,8 +51,16 @@ def request(socket_path: str, method: str, path: str, body: bytes = b"", headers
     """Send one request; return (HTTP status, decoded JSON or text)."""
     conn = UnixHTTPConnection(socket_path)
     try:
-        conn.request(method, path, body=body or None, headers=headers or {})
-        response = conn.getresponse()
+        try:
+            conn.request(method, path, body=body or None, headers=headers or {})
+            response = conn.getresponse()
+        except (BrokenPipeError, ConnectionResetError):
+            # The service refused the request (too large, too many) before reading all of
+            # it and closed; its answer is still waiting in the socket.
+            if conn.sock is None:
+                raise
+            response = http.client.HTTPResponse(conn.sock, method=method)
+            response.begin()
         raw = response.read().decode("utf-8", errors="replace")
     finally:
         conn.close()

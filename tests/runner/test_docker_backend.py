@@ -173,6 +173,29 @@ def test_container_is_removed_when_the_harness_fails(base_image, demo_data, tmp_
     assert "database went away" in outcome.detail
 
 
+def test_a_reaper_can_remove_a_run_container_by_name(base_image, demo_data, tmp_path):
+    from runner import RunControl
+    from runner.docker_backend import remove_run_container
+
+    removed: list[bool] = []
+
+    def on_started(name: str) -> None:
+        threading.Timer(0.5, lambda: removed.append(remove_run_container(name))).start()
+
+    started = time.monotonic()
+    outcome = run(
+        python_spec(base_image, "import time; time.sleep(60)"),
+        demo_data,
+        tmp_path / "out",
+        control=RunControl(on_started=on_started),
+    )
+    assert removed == [True] and time.monotonic() - started < 10
+    # The container vanished under the harness: not the agent's doing.
+    assert outcome.outcome is Outcome.HARNESS_ERROR, outcome.to_json()
+    assert "removed from outside" in outcome.detail
+    assert remove_run_container("mleboard-no-such-container") is False
+
+
 def test_a_missing_image_is_a_harness_error(demo_data, tmp_path):
     outcome = run(python_spec("mleboard/no-such-image:0", "print(1)"), demo_data, tmp_path / "out")
     assert outcome.outcome is Outcome.HARNESS_ERROR

@@ -48,6 +48,16 @@ def test_completed_run_writes_its_outputs(demo_data, tmp_path):
     assert outcome.to_json()["outcome"] == "completed"
 
 
+def test_an_egress_grant_is_recorded(demo_data, tmp_path):
+    from runner import NetworkPolicy
+
+    spec = python_spec("print(1)", network=NetworkPolicy(egress=True))
+    outcome = run(spec, demo_data, tmp_path / "out")
+    assert outcome.egress_granted is True and outcome.to_json()["egress_granted"] is True
+    plain = run(python_spec("print(1)"), demo_data, tmp_path / "plain")
+    assert plain.egress_granted is False
+
+
 def test_non_zero_exit_is_failed_with_logs_kept(demo_data, tmp_path):
     spec = python_spec("import sys; print('about to fail'); sys.exit(3)")
     outcome = run(spec, demo_data, tmp_path / "out")

@@ -64,15 +64,20 @@ def test_requests_past_the_rate_are_refused(tmp_path):
         path = tmp_path / "s.csv"
         path.write_text("id,target\n")
         statuses = [validate_file(str(path), str(service.socket_path))[0] for _ in range(4)]
-    assert statuses == [200, 200, 429, 429]
-    assert service.counts["rate_limited"] == 2
+        # A large body refused for the rate is still answered (not a broken pipe).
+        big = tmp_path / "big.csv"
+        big.write_bytes(b"id,target\n" + b"x" * 5_000_000)
+        statuses.append(validate_file(str(big), str(service.socket_path))[0])
+    assert statuses == [200, 200, 429, 429, 429]
+    assert service.counts["rate_limited"] == 3
 
 
 def test_oversized_submissions_are_refused_before_reading(tmp_path):
     with ValidationService(
         "c", tmp_path / "data", tmp_path / "sock", validator=fake_validator, max_bytes=1000
     ) as service:
-        body, content_type = multipart_body("file", "s.csv", b"id,target\n" + b"x" * 2000)
+        # Far more than a socket buffer: the service answers without reading it all.
+        body, content_type = multipart_body("file", "s.csv", b"id,target\n" + b"x" * 5_000_000)
         status, answer = request(
             str(service.socket_path), "POST", "/validate", body, {"Content-Type": content_type}
         )
