@@ -224,19 +224,33 @@ def _scan_zip(path: Path, limits: ArchiveLimits, sink: Sink | None) -> ArchiveLi
         )
     builder = ListingBuilder("zip", "", archive_bytes, limits)
     try:
-        with zipfile.ZipFile(path) as archive:
-            infos = archive.infolist()
-            if sum(info.compress_size for info in infos) > archive_bytes:
-                # Members sharing compressed bytes: the "overlapping files" zip bomb.
-                raise ArchiveRefused(
-                    "the zip's members overlap each other (a zip-bomb construction)", "ratio"
-                )
-            for info in infos:
-                _zip_member(archive, info, builder, sink)
+        archive = zipfile.ZipFile(path)
     except _READ_ERRORS as error:
         raise ArchiveRefused(
             f"the zip archive is corrupt or truncated: {error}", "corrupt"
         ) from None
+    with archive:
+        infos = archive.infolist()
+        if sum(info.compress_size for info in infos) > archive_bytes:
+            # Members sharing compressed bytes: the "overlapping files" zip bomb.
+            raise ArchiveRefused(
+                "the zip's members overlap each other (a zip-bomb construction)", "ratio"
+            )
+        for info in infos:
+            # OSError is not caught here: the sink's writes raise it when the disk fails,
+            # which is not the uploader's doing (its reads map their own errors).
+            try:
+                _zip_member(archive, info, builder, sink)
+            except (
+                zipfile.BadZipFile,
+                zlib.error,
+                EOFError,
+                lzma.LZMAError,
+                struct.error,
+            ) as error:
+                raise ArchiveRefused(
+                    f"member {info.filename!r} is corrupt: {error}", "corrupt"
+                ) from None
     return builder.finish()
 
 

@@ -16,6 +16,8 @@ MiB = 1024**2
 # padding blocks) compress far better than 200x without being a bomb.
 RATIO_FLOOR = 1 * MiB
 SINGLE_FILE_KINDS = ("json", "jsonl", "csv")
+MAX_NAME_BYTES = 255  # one file or folder name, as Linux filesystems allow
+MAX_PATH_BYTES = 1024  # a whole member path, leaving room for the destination's own path
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,15 @@ def safe_member_name(raw: str) -> str:
     if ".." in parts:
         raise ArchiveRefused(
             f"member {raw!r} climbs out of the archive folder with '..'", "unsafe_path"
+        )
+    # Names the filesystem would reject must be refused here, as the uploader's mistake,
+    # rather than fail later as a write error that looks like ours.
+    sizes = [len(part.encode("utf-8", "surrogateescape")) for part in parts]
+    if any(size > MAX_NAME_BYTES for size in sizes) or sum(sizes) > MAX_PATH_BYTES:
+        raise ArchiveRefused(
+            f"member {raw[:60]!r}... has a name too long to write (over {MAX_NAME_BYTES} bytes "
+            f"per folder or file name, or {MAX_PATH_BYTES} in all)",
+            "unsafe_path",
         )
     return "/".join(parts)
 

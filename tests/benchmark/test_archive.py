@@ -178,12 +178,14 @@ def test_dest_must_be_new(tmp_path):
         ("/etc/cron.d/evil", "absolute path"),
         ("..\\evil.csv", "Windows path"),
         ("C:/Windows/evil.csv", "Windows path"),
+        ("rg/" + "n" * 256 + ".csv", "too long"),
+        ("/".join(["d" * 200] * 6), "too long"),
     ],
 )
 @pytest.mark.parametrize("fmt", ["zip", "tar"])
 def test_paths_that_escape_are_refused(tmp_path, name, fragment, fmt):
     data = build.zip_with_member(name) if fmt == "zip" else build.tar_with_member(name)
-    assert_refused(tmp_path, upload(tmp_path, data), "unsafe_path", fragment, repr(name))
+    assert_refused(tmp_path, upload(tmp_path, data), "unsafe_path", fragment, repr(name)[:40])
     assert not (tmp_path / "out" / "evil.csv").exists()
     assert not (tmp_path / "evil.csv").exists()
 
@@ -384,4 +386,20 @@ def test_refusal_late_in_extraction_leaves_nothing(tmp_path):
     dest = tmp_path / "out" / "dest"
     with pytest.raises(ArchiveRefused, match="'b.csv'"):
         extract_archive(upload(tmp_path, bytes(data)), dest, ArchiveLimits())
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.parametrize("fmt", ["zip", "tgz"])
+def test_a_disk_error_is_not_blamed_on_the_upload(tmp_path, monkeypatch, fmt):
+    import benchmark.archive
+
+    def disk_full(*_args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(benchmark.archive._StagingWriter, "_check", disk_full)
+    data = build.zip_bytes(RUN) if fmt == "zip" else build.tar_bytes(RUN, "gz")
+    dest = tmp_path / "out" / "dest"
+    with pytest.raises(OSError, match="No space left") as raised:
+        extract_archive(upload(tmp_path, data), dest)
+    assert not isinstance(raised.value, ArchiveRefused)
     assert list((tmp_path / "out").iterdir()) == []
