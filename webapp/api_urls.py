@@ -3,6 +3,7 @@ from django.urls import path
 from webapp.competitions import api as competition_api
 from webapp.results import api as result_api
 from webapp.results import upload_api
+from webapp.runs import api as run_api
 
 urlpatterns = [
     path("competitions/", competition_api.CompetitionListApi.as_view(), name="api-competition-list"),
@@ -11,6 +12,10 @@ urlpatterns = [
     path("experiments/<int:pk>/", result_api.ExperimentDetailApi.as_view(), name="api-experiment-detail"),
     path("experiments/<int:pk>/reports/", result_api.ExperimentReportsApi.as_view(), name="api-experiment-reports"),
     path("experiments/<int:pk>/regrade/", upload_api.ExperimentRegradeApi.as_view(), name="api-experiment-regrade"),
+    path("launches/", run_api.LaunchCreateApi.as_view(), name="api-launch-create"),
+    path("launches/<int:pk>/", run_api.LaunchDetailApi.as_view(), name="api-launch-detail"),
+    path("agent-runs/<int:pk>/", run_api.AgentRunDetailApi.as_view(), name="api-agent-run-detail"),
+    path("agent-runs/<int:pk>/cancel/", run_api.AgentRunCancelApi.as_view(), name="api-agent-run-cancel"),
     path("uploads/", upload_api.UploadCreateApi.as_view(), name="api-upload-create"),
     path("uploads/<int:pk>/", upload_api.UploadDetailApi.as_view(), name="api-upload-detail"),
 ]

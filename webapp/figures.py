@@ -210,3 +210,24 @@ def funnels_side_by_side(series: Sequence[tuple[str, Sequence[dict]]]) -> dict:
             "legend": {"orientation": "h", "y": -0.2},
         },
     }
+
+
+def time_scaling(points: Sequence[dict]) -> dict:
+    """Any Medal % against elapsed hours, from graded hourly snapshots."""
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "line": {"shape": "hv"},
+                "x": [p["elapsed_hours"] for p in points],
+                "y": [p["any_medal_percentage"] for p in points],
+                "hovertemplate": "%{x:.2f} h: %{y:.1f}%<extra></extra>",
+            }
+        ],
+        "layout": {
+            **LAYOUT_BASE,
+            "xaxis": {"title": {"text": "elapsed hours"}, "rangemode": "tozero"},
+            "yaxis": {"title": {"text": "Any Medal % (latest snapshot)"}, "rangemode": "tozero"},
+        },
+    }

@@ -5,6 +5,7 @@ a real worker process consumes the queue without any server), files under ``var/
 ``DATABASE_URL`` and ``CELERY_BROKER_URL`` switch to PostgreSQL and Redis.
 """
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -34,6 +35,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "webapp.competitions",
     "webapp.results",
+    "webapp.runs",
 ]
 
 MIDDLEWARE = [
@@ -112,8 +114,9 @@ MLEBOARD_DATA_DIR = Path(envstr("MLEBOARD_DATA_DIR", str(VAR_DIR / "data")))
 _broker_dir = VAR_DIR / "broker"
 CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    # Redis re-delivers an unacknowledged task after this long: longer than any task.
-    "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 2 * 3600),
+    # Redis re-delivers an unacknowledged task after this long: longer than any task
+    # (an agent run may take the paper's 24 hours).
+    "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 26 * 3600),
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("queue", "processed"):
@@ -142,7 +145,18 @@ GRADING_STUCK_AFTER = GRADING_TIME_LIMIT + 120
 MLEBOARD_GRADING_FAULT_DELAY = float(envstr("MLEBOARD_GRADING_FAULT_DELAY", "0"))
 CELERY_BEAT_SCHEDULE = {
     "reap-stuck-runs": {"task": "webapp.results.tasks.reap_stuck_runs", "schedule": 60.0},
+    "reap-agent-runs": {"task": "webapp.runs.tasks.reap_agent_runs", "schedule": 60.0},
 }
+
+# --- Agent runs -------------------------------------------------------------------------
+# The embedded default runs agents as local processes (NOT a security boundary); set
+# docker on hosts with a Docker engine.
+MLEBOARD_RUN_BACKEND = envstr("MLEBOARD_RUN_BACKEND", "local")
+MLEBOARD_HOST_CPUS = float(envstr("MLEBOARD_HOST_CPUS", str(os.cpu_count() or 1)))
+MLEBOARD_HOST_MEMORY = envint("MLEBOARD_HOST_MEMORY", os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+MLEBOARD_HOST_GPUS = [g for g in envstr("MLEBOARD_HOST_GPUS", "").split(",") if g]
+MLEBOARD_RUN_HEARTBEAT_STALE_S = envint("MLEBOARD_RUN_HEARTBEAT_STALE_S", 300)
+MLEBOARD_RUN_RETRY_S = envint("MLEBOARD_RUN_RETRY_S", 30)
 
 # --- Uploads --------------------------------------------------------------------------
 UPLOAD_MAX_BYTES = envint("MLEBOARD_UPLOAD_MAX_BYTES", 1024**3)

@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from webapp.competitions import views as competition_views
 from webapp.results import upload_views
 from webapp.results import views as result_views
+from webapp.runs import views as run_views
 
 urlpatterns = [
     path("", result_views.home, name="home"),
@@ -17,6 +18,10 @@ urlpatterns = [
     path("uploads/", upload_views.upload_list, name="upload-list"),
     path("uploads/new/", upload_views.upload_new, name="upload-new"),
     path("uploads/<int:pk>/", upload_views.upload_detail, name="upload-detail"),
+    path("runs/", run_views.launch_list, name="launch-list"),
+    path("runs/new/", run_views.launch_new, name="launch-new"),
+    path("runs/<int:pk>/", run_views.launch_detail, name="launch-detail"),
+    path("agent-runs/<int:pk>/cancel/", run_views.agent_run_cancel_view, name="agent-run-cancel"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -73,8 +73,16 @@ def experiment_detail(request, pk: int):
             "pass_at_k_figure": figures.pass_at_k_curves([(experiment.name, current["pass_at_k"]["values"])]) if current.get("pass_at_k", {}).get("values") else None,
             "rows": rows,
             "published": experiment.published_figures,
+            "time_figure": _time_scaling_figure(experiment),
         },
     )
+
+
+def _time_scaling_figure(experiment):
+    from webapp.runs.services import time_scaling
+
+    points = time_scaling(experiment.pk)
+    return figures.time_scaling(points) if points else None
 
 
 def experiment_reports_download(request, pk: int, fmt: str):

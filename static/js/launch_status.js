@@ -1,0 +1,36 @@
+// Live status of a launch's runs and the log tail of the chosen run (polled).
+(function () {
+  var root = document.getElementById("launch-status");
+  if (!root) return;
+  var logUrl = null;
+  function refresh() {
+    fetch(root.dataset.url, {credentials: "same-origin"}).then(function (r) { return r.json(); }).then(function (data) {
+      var active = false;
+      data.runs.forEach(function (run) {
+        var row = root.querySelector('tr[data-run="' + run.id + '"]');
+        if (!row) return;
+        row.querySelector(".run-status").innerHTML = '<span class="badge">' + run.status + "</span>";
+        row.querySelector(".run-grading").textContent = run.grading || "";
+        row.querySelector(".run-exit").textContent = run.exit_code === null ? "" : run.exit_code;
+        row.querySelector(".run-duration").textContent = run.duration_s === null ? "" : run.duration_s.toFixed(1);
+        row.querySelector(".run-message").textContent = run.message;
+        if (run.status === "queued" || run.status === "running" || run.grading === "queued" || run.grading === "running") active = true;
+      });
+      if (logUrl) showLog(logUrl);
+      if (active) setTimeout(refresh, 2000);
+    });
+  }
+  function showLog(url) {
+    fetch(url, {credentials: "same-origin"}).then(function (r) { return r.json(); }).then(function (run) {
+      document.getElementById("run-log").textContent = run.log_tail || "(no output yet)";
+    });
+  }
+  root.addEventListener("click", function (event) {
+    if (event.target.classList.contains("show-log")) {
+      event.preventDefault();
+      logUrl = event.target.dataset.log;
+      showLog(logUrl);
+    }
+  });
+  refresh();
+})();

@@ -1,0 +1,102 @@
+"""Agent-run API: launch, watch (status and log tail), cancel."""
+
+from django.http import Http404
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from runner.spec import parse_size
+from webapp.runs import selectors
+from webapp.runs.services import LaunchRefused, agent_run_cancel, launch_create, run_log_tail
+
+
+class LaunchInput(serializers.Serializer):
+    agent = serializers.CharField(max_length=100)
+    competitions = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    split = serializers.ChoiceField(choices=["", "low", "lite", "medium", "high", "all", "dev", "demo"], required=False, default="")
+    seeds = serializers.IntegerField(min_value=1, max_value=20, default=1)
+    cpus = serializers.FloatField(min_value=0.01, required=False, allow_null=True, default=None)
+    memory = serializers.CharField(required=False, allow_blank=True, default="", help_text='e.g. "8g"; empty: no limit')
+    shm = serializers.CharField(required=False, allow_blank=True, default="")
+    gpus = serializers.IntegerField(min_value=0, default=0)
+    time_limit_s = serializers.FloatField(min_value=1, required=False, allow_null=True, default=None)
+    snapshot_interval_s = serializers.FloatField(min_value=1, required=False, allow_null=True, default=None)
+    backend = serializers.ChoiceField(choices=["", "docker", "local"], required=False, default="")
+
+
+def launch_from_input(user, data: dict):
+    try:
+        memory = parse_size(data["memory"]) if data.get("memory") else None
+        shm = parse_size(data["shm"]) if data.get("shm") else None
+    except ValueError as exc:
+        raise LaunchRefused(str(exc)) from None
+    return launch_create(
+        owner=user,
+        agent_name=data["agent"],
+        competitions=data.get("competitions") or [],
+        split=data.get("split") or "",
+        seeds=data["seeds"],
+        cpus=data.get("cpus"),
+        memory_bytes=memory,
+        shm_bytes=shm,
+        gpus=data.get("gpus") or 0,
+        time_limit_s=data.get("time_limit_s"),
+        snapshot_interval_s=data.get("snapshot_interval_s"),
+        backend=data.get("backend") or None,
+    )
+
+
+class LaunchCreateApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=LaunchInput,
+        responses={201: inline_serializer("LaunchCreated", {"id": serializers.IntegerField(), "url": serializers.CharField(), "runs": serializers.IntegerField()})},
+    )
+    def post(self, request):
+        if not selectors.can_launch(request.user):
+            return Response({"error": "you do not have the permission to launch agent runs"}, status=403)
+        serializer = LaunchInput(data=request.data)
+        if not serializer.is_valid():
+            return Response({"error": serializer.errors}, status=400)
+        try:
+            launch = launch_from_input(request.user, serializer.validated_data)
+        except LaunchRefused as exc:
+            return Response({"error": str(exc)}, status=400)
+        return Response(
+            {"id": launch.pk, "url": f"/api/launches/{launch.pk}/", "runs": launch.runs.count()},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class LaunchDetailApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    def get(self, request, pk: int):
+        launch = selectors.launches_visible_to(request.user).filter(pk=pk).first()
+        if launch is None:
+            raise Http404
+        return Response(selectors.launch_status(launch))
+
+
+class AgentRunDetailApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    def get(self, request, pk: int):
+        run = selectors.agent_runs_visible_to(request.user).filter(pk=pk).select_related("result_run").first()
+        if run is None:
+            raise Http404
+        return Response({**selectors.agent_run_status(run), "log_tail": run_log_tail(run)})
+
+
+class AgentRunCancelApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={202: inline_serializer("Cancelled", {"status": serializers.CharField()})})
+    def post(self, request, pk: int):
+        run = selectors.agent_runs_visible_to(request.user).filter(pk=pk).first()
+        if run is None:
+            raise Http404
+        return Response({"status": agent_run_cancel(run)}, status=status.HTTP_202_ACCEPTED)

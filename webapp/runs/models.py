@@ -1,0 +1,102 @@
+"""Agent runs launched from the site: a launch (agent x competitions x seeds x
+resources) fans out into one AgentRun per (competition, seed), each a container run
+through the ``runs`` queue whose outputs are graded like an upload."""
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+
+class Launch(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="launches")
+    agent_name = models.CharField(max_length=100)
+    backend = models.CharField(max_length=10, default="local")  # docker | local
+    competitions = models.JSONField(default=list)
+    seeds = models.PositiveIntegerField(default=1)
+    cpus = models.FloatField(null=True, blank=True)
+    memory_bytes = models.BigIntegerField(null=True, blank=True)
+    shm_bytes = models.BigIntegerField(null=True, blank=True)
+    gpus = models.PositiveSmallIntegerField(default=0)
+    time_limit_s = models.FloatField(null=True, blank=True)
+    snapshot_interval_s = models.FloatField(null=True, blank=True)
+    experiment = models.OneToOneField(
+        "results.Experiment", on_delete=models.SET_NULL, null=True, blank=True, related_name="launch"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        permissions = [("launch_agent_runs", "Can launch agent runs")]
+
+    def __str__(self) -> str:
+        return f"launch {self.pk}: {self.agent_name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("launch-detail", args=[self.pk])
+
+
+class AgentRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        COMPLETED = "completed", "Completed"
+        TIMED_OUT = "timed_out", "Timed out"
+        OUT_OF_MEMORY = "out_of_memory", "Out of memory"
+        FAILED = "failed", "Failed (non-zero exit)"
+        HARNESS_ERROR = "harness_error", "Harness error"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINAL = (
+        Status.COMPLETED,
+        Status.TIMED_OUT,
+        Status.OUT_OF_MEMORY,
+        Status.FAILED,
+        Status.HARNESS_ERROR,
+        Status.CANCELLED,
+    )
+
+    launch = models.ForeignKey(Launch, on_delete=models.CASCADE, related_name="runs")
+    competition = models.ForeignKey("competitions.Competition", on_delete=models.PROTECT, related_name="agent_runs")
+    seed = models.IntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    claimed_by = models.CharField(max_length=64, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    message = models.TextField(blank=True)
+    detail = models.TextField(blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    duration_s = models.FloatField(null=True, blank=True)
+    egress_granted = models.BooleanField(default=False)
+    output_dir = models.CharField(max_length=500, blank=True)
+    overhead = models.JSONField(default=dict, blank=True)
+    gpu_ids = models.JSONField(default=list, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    result_run = models.OneToOneField(
+        "results.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="agent_run"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["launch", "competition__slug", "seed"]
+        constraints = [models.UniqueConstraint(fields=["launch", "competition", "seed"], name="agent_run_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.launch.agent_name} on {self.competition_id} seed {self.seed}"
+
+
+class SubmissionSnapshot(models.Model):
+    """``submission.csv`` as it was ``elapsed_s`` into a run, graded like the final one:
+    the data of the score-against-hours curve."""
+
+    agent_run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="snapshots")
+    elapsed_s = models.FloatField()
+    path = models.CharField(max_length=500)
+    score = models.FloatField(null=True, blank=True)
+    valid_submission = models.BooleanField(default=False)
+    above_median = models.BooleanField(default=False)
+    any_medal = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["agent_run", "elapsed_s"]

@@ -1,0 +1,370 @@
+"""Launching, executing, cancelling and reaping agent runs. The execution is
+``runner.run_agent`` (the same code as ``mleboard run``); its outputs are then graded
+like an upload, as a run of the launch's verified experiment."""
+
+import datetime as dt
+import logging
+import shutil
+import threading
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from benchmark.catalogue import competitions_in_split
+from runner.agent_definition import AgentConfigError, find_agent
+from runner.spec import Resources
+from webapp.competitions.models import Competition
+from webapp.results.models import Experiment, Run
+from webapp.results.services import agent_get_or_create
+from webapp.runs.capacity import CapacityError, HostCapacity, HostResources
+from webapp.runs.models import AgentRun, Launch, SubmissionSnapshot
+
+log = logging.getLogger(__name__)
+
+
+class LaunchRefused(ValueError):
+    pass
+
+
+def host_capacity() -> HostCapacity:
+    return HostCapacity(
+        Path(settings.VAR_DIR) / "capacity" / "ledger.json",
+        HostResources(
+            cpus=settings.MLEBOARD_HOST_CPUS,
+            memory_bytes=settings.MLEBOARD_HOST_MEMORY,
+            gpu_ids=tuple(settings.MLEBOARD_HOST_GPUS),
+        ),
+    )
+
+
+def launch_create(
+    *,
+    owner,
+    agent_name: str,
+    competitions: list[str] | None = None,
+    split: str = "",
+    seeds: int = 1,
+    cpus: float | None = None,
+    memory_bytes: int | None = None,
+    shm_bytes: int | None = None,
+    gpus: int = 0,
+    time_limit_s: float | None = None,
+    snapshot_interval_s: float | None = None,
+    backend: str | None = None,
+) -> Launch:
+    """Create a launch, its verified experiment and one queued AgentRun per
+    (competition, seed); the runs are dispatched on the ``runs`` queue after commit.
+    Raises LaunchRefused with a message a person can act on."""
+    try:
+        agent = find_agent(agent_name)
+    except AgentConfigError as exc:
+        raise LaunchRefused(str(exc)) from None
+    ids = list(dict.fromkeys(competitions or []))
+    if split:
+        ids += [c.id for c in competitions_in_split(split) if c.id not in ids]
+    if not ids:
+        raise LaunchRefused("choose at least one competition or a split")
+    known = {c.slug: c for c in Competition.objects.filter(slug__in=ids, retired=False)}
+    unknown = [c for c in ids if c not in known]
+    if unknown:
+        raise LaunchRefused(f"unknown or retired competitions: {', '.join(unknown[:5])}")
+    data_dir = Path(settings.MLEBOARD_DATA_DIR)
+    unprepared = [c for c in ids if not (data_dir / c / "prepared" / "public").is_dir()]
+    if unprepared:
+        raise LaunchRefused(
+            f"no prepared data for {', '.join(unprepared[:5])} under {data_dir}: prepare it (MLE-bench's "
+            "prepared layout) before running agents on it"
+        )
+    if not 1 <= seeds <= 20:
+        raise LaunchRefused("seeds must be between 1 and 20")
+    backend = backend or settings.MLEBOARD_RUN_BACKEND
+    if backend not in ("docker", "local"):
+        raise LaunchRefused("backend must be docker or local")
+    with transaction.atomic():
+        experiment = Experiment.objects.create(
+            name=f"{agent.name} run {timezone.now():%Y-%m-%d %H:%M}",
+            agent=agent_get_or_create(agent.name, "none (no LLM)" if not agent.egress else "via its own endpoint"),
+            source=Experiment.Source.VERIFIED,
+            owner=owner,
+            hardware=_hardware(cpus, memory_bytes, gpus),
+            runtime_hours=(time_limit_s / 3600) if time_limit_s else None,
+            date=timezone.now().date(),
+            internet_access=agent.egress,
+            test_feedback=False,
+            source_available=True,
+            notes=f"Run by mleboard's harness ({backend} backend).",
+        )
+        launch = Launch.objects.create(
+            owner=owner,
+            agent_name=agent.name,
+            backend=backend,
+            competitions=ids,
+            seeds=seeds,
+            cpus=cpus,
+            memory_bytes=memory_bytes,
+            shm_bytes=shm_bytes,
+            gpus=gpus,
+            time_limit_s=time_limit_s,
+            snapshot_interval_s=snapshot_interval_s,
+            experiment=experiment,
+        )
+        runs = AgentRun.objects.bulk_create(
+            [AgentRun(launch=launch, competition=known[c], seed=s) for s in range(seeds) for c in ids]
+        )
+        from webapp.runs.tasks import execute_agent_run
+
+        for run in runs:
+            transaction.on_commit(lambda pk=run.pk: execute_agent_run.delay(pk))
+    return launch
+
+
+def _hardware(cpus, memory, gpus) -> str:
+    parts = []
+    if cpus:
+        parts.append(f"{cpus:g} vCPU")
+    if memory:
+        parts.append(f"{memory / 1024**3:.0f} GB RAM")
+    parts.append(f"{gpus} GPU" if gpus else "no GPU")
+    return ", ".join(parts)
+
+
+def agent_run_claim(run_id: int, token: str) -> bool:
+    """Queued -> running, for one task only. The same task re-delivered after its worker
+    died may take the run back, but only once its heartbeat has stopped (a long run is
+    never started twice)."""
+    stale = timezone.now() - dt.timedelta(seconds=settings.MLEBOARD_RUN_HEARTBEAT_STALE_S)
+    claimable = Q(status=AgentRun.Status.QUEUED, cancel_requested=False)
+    if token:
+        claimable |= Q(status=AgentRun.Status.RUNNING, claimed_by=token, heartbeat_at__lt=stale)
+    now = timezone.now()
+    return (
+        AgentRun.objects.filter(claimable, pk=run_id).update(
+            status=AgentRun.Status.RUNNING, claimed_by=token, started_at=now, heartbeat_at=now
+        )
+        == 1
+    )
+
+
+class RetryLater(Exception):
+    """The host has no room for the run right now."""
+
+
+def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
+    """Run one (competition, seed) in its container and hand its outputs to grading.
+    Returns None when another task holds the run. Raises RetryLater when the host's
+    resources are busy (the run is handed back to the queue)."""
+    from runner.harness import run_agent, spec_for_agent
+
+    if not agent_run_claim(run_id, token):
+        return None
+    run = AgentRun.objects.select_related("launch", "competition").get(pk=run_id)
+    launch = run.launch
+    capacity = host_capacity()
+    key = f"agent-run-{run.pk}"
+    try:
+        reservation = capacity.reserve(key, launch.cpus, launch.memory_bytes, launch.gpus)
+    except CapacityError as exc:
+        return _finish_without_running(run, AgentRun.Status.HARNESS_ERROR, str(exc))
+    if reservation is None:
+        AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.RUNNING).update(
+            status=AgentRun.Status.QUEUED, claimed_by=""
+        )
+        raise RetryLater(f"no room on this host for {run}")
+    try:
+        agent = find_agent(launch.agent_name)
+        resources = Resources(
+            cpus=launch.cpus,
+            memory=launch.memory_bytes,
+            shm=launch.shm_bytes,
+            gpus=launch.gpus,
+            gpu_ids=reservation.gpu_ids,
+            pids=4096,
+        )
+        spec = spec_for_agent(
+            agent, run.competition.slug, resources=resources, time_limit_s=launch.time_limit_s, seed=run.seed
+        )
+        output = Path(settings.MEDIA_ROOT) / "agent-runs" / str(run.pk)
+        if output.exists():  # what a dead attempt left behind
+            shutil.rmtree(output)
+        AgentRun.objects.filter(pk=run.pk).update(output_dir=str(output), gpu_ids=list(reservation.gpu_ids))
+        cancel = threading.Event()
+        watcher = _CancelWatcher(run.pk, cancel)
+        outcome = run_agent(
+            spec,
+            data_dir=Path(settings.MLEBOARD_DATA_DIR),
+            output_dir=output,
+            backend=launch.backend,
+            cancel=cancel,
+            heartbeat=watcher.heartbeat,
+            snapshot_interval_s=launch.snapshot_interval_s,
+        )
+        watcher.stop()
+    except AgentConfigError as exc:
+        return _finish_without_running(run, AgentRun.Status.HARNESS_ERROR, str(exc))
+    finally:
+        capacity.release(key)
+    return _record_outcome(run, outcome)
+
+
+class _CancelWatcher:
+    """Turns a cancel request stored on the run into the harness's cancel event, and
+    records heartbeats; polls the database once a second from its own thread."""
+
+    def __init__(self, run_id: int, cancel: threading.Event):
+        self.run_id, self.cancel = run_id, cancel
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self):
+        from django.db import close_old_connections
+
+        try:
+            while not self._stop.wait(1.0):
+                if AgentRun.objects.filter(pk=self.run_id, cancel_requested=True).exists():
+                    self.cancel.set()
+                    return
+        finally:
+            close_old_connections()
+
+    def heartbeat(self):
+        AgentRun.objects.filter(pk=self.run_id).update(heartbeat_at=timezone.now())
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def _finish_without_running(run: AgentRun, status: str, message: str) -> AgentRun:
+    AgentRun.objects.filter(pk=run.pk).update(status=status, message=message, finished_at=timezone.now())
+    _hand_to_grading(run, submission=None)
+    run.refresh_from_db()
+    return run
+
+
+def _record_outcome(run: AgentRun, outcome) -> AgentRun:
+    with transaction.atomic():
+        AgentRun.objects.filter(pk=run.pk).update(
+            status=outcome.outcome.value,
+            message=outcome.message,
+            detail=outcome.detail,
+            exit_code=outcome.exit_code,
+            duration_s=outcome.duration_s,
+            egress_granted=outcome.egress_granted,
+            overhead=outcome.overhead,
+            finished_at=timezone.now(),
+        )
+        _hand_to_grading(run, submission=outcome.submission_path)
+    _grade_snapshots(run, outcome.snapshots)
+    run.refresh_from_db()
+    return run
+
+
+def _hand_to_grading(run: AgentRun, submission: Path | None) -> None:
+    """A results Run for the experiment, graded by the grading queue like an upload's."""
+    from webapp.results.tasks import grade_run
+
+    result, _ = Run.objects.update_or_create(
+        experiment_id=run.launch.experiment_id,
+        competition_id=run.competition_id,
+        seed=run.seed,
+        defaults={
+            "run_group": f"launch-{run.launch_id}",
+            "submission_path": str(submission) if submission else "",
+            "status": Run.Status.QUEUED,
+            "claimed_by": "",
+        },
+    )
+    AgentRun.objects.filter(pk=run.pk).update(result_run=result)
+    transaction.on_commit(lambda: grade_run.delay(result.pk))
+
+
+def _grade_snapshots(run: AgentRun, snapshots) -> None:
+    if not snapshots:
+        return
+    from benchmark.grading import grade_run
+
+    from webapp.results.grading import leaderboard_data
+
+    board = leaderboard_data(run.competition)
+    for snap in snapshots:
+        report = grade_run(Path(snap.path), run.competition.slug, Path(settings.MLEBOARD_DATA_DIR), board, seed=run.seed)
+        SubmissionSnapshot.objects.create(
+            agent_run=run,
+            elapsed_s=snap.elapsed_s,
+            path=str(snap.path),
+            score=report.score,
+            valid_submission=report.valid_submission,
+            above_median=report.above_median,
+            any_medal=report.any_medal,
+            error=report.error or "",
+        )
+
+
+def agent_run_cancel(run: AgentRun) -> str:
+    """Cancel a run: a queued one ends at once; a running one is stopped by its harness
+    within seconds. Returns the run's status afterwards."""
+    if AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.QUEUED).update(
+        status=AgentRun.Status.CANCELLED, cancel_requested=True, message="Cancelled before it started.",
+        finished_at=timezone.now(),
+    ):
+        return AgentRun.Status.CANCELLED
+    AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.RUNNING).update(cancel_requested=True)
+    return AgentRun.objects.values_list("status", flat=True).get(pk=run.pk)
+
+
+def agent_runs_reap(stale_after_s: float) -> list[int]:
+    """End runs whose heartbeat stopped (their worker or container is gone)."""
+    cutoff = timezone.now() - dt.timedelta(seconds=stale_after_s)
+    stuck = list(
+        AgentRun.objects.filter(status=AgentRun.Status.RUNNING, heartbeat_at__lt=cutoff).values_list("pk", flat=True)
+    )
+    for pk in stuck:
+        updated = AgentRun.objects.filter(pk=pk, status=AgentRun.Status.RUNNING, heartbeat_at__lt=cutoff).update(
+            status=AgentRun.Status.HARNESS_ERROR,
+            message=f"The run's heartbeat stopped for more than {stale_after_s:.0f} s: its worker or container is gone.",
+            finished_at=timezone.now(),
+        )
+        if updated:
+            run = AgentRun.objects.select_related("launch").get(pk=pk)
+            with transaction.atomic():
+                _hand_to_grading(run, submission=None)
+    return stuck
+
+
+def time_scaling(experiment_id: int) -> list[dict]:
+    """Any Medal % against elapsed hours from graded snapshots: at each snapshot time,
+    the share of (competition, seed) runs whose latest snapshot so far medals."""
+    rows = list(
+        SubmissionSnapshot.objects.filter(agent_run__launch__experiment_id=experiment_id)
+        .values_list("agent_run_id", "elapsed_s", "any_medal")
+        .order_by("elapsed_s")
+    )
+    total = AgentRun.objects.filter(launch__experiment_id=experiment_id).count()
+    if not rows or not total:
+        return []
+    latest: dict[int, bool] = {}
+    points = []
+    for run_id, elapsed, medal in rows:
+        latest[run_id] = medal
+        points.append({"elapsed_hours": elapsed / 3600, "any_medal_percentage": 100 * sum(latest.values()) / total})
+    return points
+
+
+def run_log_tail(run: AgentRun, max_bytes: int = 20_000) -> str:
+    """The end of the run's captured log (already capped and masked by the harness)."""
+    if not run.output_dir:
+        return ""
+    path = Path(run.output_dir) / "run.log"
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - max_bytes))
+            return handle.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
+

@@ -1,0 +1,78 @@
+"""Agent-run pages: launch form, a launch's live status with log tails, cancel."""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from runner.agent_definition import shipped_agents
+from webapp.runs import selectors
+from webapp.runs.api import launch_from_input
+from webapp.runs.services import LaunchRefused, agent_run_cancel
+
+SPLITS = [("", "— none —"), ("low", "Low (Lite)"), ("medium", "Medium"), ("high", "High"), ("all", "All"), ("demo", "Demo")]
+
+
+class LaunchForm(forms.Form):
+    agent = forms.ChoiceField(choices=())
+    split = forms.ChoiceField(choices=SPLITS, required=False)
+    competitions = forms.CharField(required=False, help_text="Competition ids, separated by spaces or commas.")
+    seeds = forms.IntegerField(min_value=1, max_value=20, initial=1)
+    # The paper's protocol: 24 h, 36 vCPU, 440 GB, one A10-class GPU.
+    cpus = forms.FloatField(min_value=0.01, required=False, initial=36)
+    memory = forms.CharField(required=False, initial="440g")
+    gpus = forms.IntegerField(min_value=0, initial=1)
+    time_limit_s = forms.FloatField(min_value=1, required=False, initial=24 * 3600, label="Time limit (s)")
+    snapshot_interval_s = forms.FloatField(min_value=1, required=False, initial=3600, label="Snapshot every (s)")
+    backend = forms.ChoiceField(choices=[("", "the site's default"), ("docker", "docker"), ("local", "local process")], required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].choices = [(name, name) for name in shipped_agents()]
+
+
+@login_required
+def launch_list(request):
+    return render(
+        request,
+        "runs/launch_list.html",
+        {"launches": selectors.launches_visible_to(request.user), "can_launch": selectors.can_launch(request.user)},
+    )
+
+
+@login_required
+def launch_new(request):
+    if not selectors.can_launch(request.user):
+        raise Http404("You do not have the permission to launch agent runs.")
+    form = LaunchForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        data["competitions"] = [c for c in data["competitions"].replace(",", " ").split() if c]
+        try:
+            launch = launch_from_input(request.user, data)
+        except LaunchRefused as exc:
+            messages.error(request, f"Not launched: {exc}")
+        else:
+            return redirect(launch.get_absolute_url())
+    return render(request, "runs/launch_new.html", {"form": form})
+
+
+@login_required
+def launch_detail(request, pk: int):
+    launch = selectors.launches_visible_to(request.user).filter(pk=pk).first()
+    if launch is None:
+        raise Http404
+    return render(request, "runs/launch_detail.html", {"launch": launch, "status": selectors.launch_status(launch)})
+
+
+@login_required
+@require_POST
+def agent_run_cancel_view(request, pk: int):
+    run = selectors.agent_runs_visible_to(request.user).filter(pk=pk).first()
+    if run is None:
+        raise Http404
+    agent_run_cancel(run)
+    messages.info(request, f"Cancel requested for {run}.")
+    return redirect(run.launch.get_absolute_url())
