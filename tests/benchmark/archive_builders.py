@@ -15,7 +15,7 @@ import lzma
 import stat
 import tarfile
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -78,15 +78,16 @@ def run_group_files(
     *,
     runs_per_competition: int = 1,
     without_submission: Iterable[str] = (),
-    csv: bytes = SUBMISSION_CSV,
+    csv: bytes | Callable[[str, int], bytes] = SUBMISSION_CSV,
     prefix: str = "",
 ) -> dict[str, bytes]:
     """The files of an MLE-bench run-group folder (``prefix`` + ``run_group/``...).
 
     One run folder per competition and seed with ``submission/submission.csv``,
     ``logs/run.log`` and ``code/train.py``; runs of competitions in
-    ``without_submission`` have logs and code but no submission. metadata.json lists
-    every run like ``run_agent.py`` writes it.
+    ``without_submission`` have logs and code but no submission. ``csv`` is the
+    submission's content, or a function of (competition id, run index) giving it.
+    metadata.json lists every run like ``run_agent.py`` writes it.
     """
     without = set(without_submission)
     base = f"{prefix}{run_group}/"
@@ -97,12 +98,41 @@ def run_group_files(
             rid = run_id(cid, index, run_group)
             runs[rid] = {"success": cid not in without}
             if cid not in without:
-                files[f"{base}{rid}/submission/submission.csv"] = csv
+                content = csv(cid, index) if callable(csv) else csv
+                files[f"{base}{rid}/submission/submission.csv"] = content
             files[f"{base}{rid}/logs/run.log"] = b"agent log\n"
             files[f"{base}{rid}/code/train.py"] = b"print('hello')\n"
     metadata = {"run_group": run_group, "created_at": "2024-10-01T00-00-00-GMT", "runs": runs}
     files[f"{base}metadata.json"] = json.dumps(metadata, indent=4).encode()
     return files
+
+
+def run_groups_archive(
+    competition_ids: Iterable[str],
+    *,
+    n_seeds: int = 3,
+    fmt: str = "zip",
+    agent: str = "dummy",
+    without_submission: Iterable[str] = (),
+    csv: bytes | Callable[[str, int], bytes] = SUBMISSION_CSV,
+) -> bytes:
+    """An archive ("zip", "tar", "tgz") of ``n_seeds`` run groups, one per seed, named so
+    that sorting them by name gives seed order (0, 1, ...)."""
+    competition_ids = list(competition_ids)
+    files: dict[str, bytes] = {}
+    for seed in range(n_seeds):
+        group = f"2024-10-01T00-00-{seed:02d}-GMT_run-group_{agent}"
+        files.update(
+            run_group_files(
+                group,
+                competition_ids,
+                without_submission=without_submission,
+                csv=(lambda cid, _i, s=seed: csv(cid, s)) if callable(csv) else csv,
+            )
+        )
+    if fmt == "zip":
+        return zip_bytes(files)
+    return tar_bytes(files, {"tar": "", "tgz": "gz"}[fmt])
 
 
 def submissions_jsonl(lines: Iterable[Mapping]) -> bytes:

@@ -401,3 +401,16 @@ def test_reports_in_folders_are_ordered_by_path(tmp_path):
     root = tree(tmp_path, {"z/r.json": report_file([A]), "a/r.json": report_file([A])})
     contents = read(root)
     assert [(g.run_group, g.seed) for g in contents.reported] == [("r", 0), ("r", 1)]
+
+
+def test_run_groups_archive_builder_gives_one_run_per_competition_and_seed(tmp_path):
+    data = build.run_groups_archive(
+        [A, B], n_seeds=3, fmt="tgz", csv=lambda cid, seed: f"{cid},{seed}\n".encode()
+    )
+    root = tmp_path / "x"
+    extract_archive(build.write_file(tmp_path / "u.tgz", data), root)
+    runs = read(root).runs
+    assert sorted((r.competition_id, r.seed) for r in runs) == sorted(
+        (c, s) for c in (A, B) for s in range(3)
+    )
+    assert all(r.submission_path.read_text() == f"{r.competition_id},{r.seed}\n" for r in runs)
