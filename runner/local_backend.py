@@ -91,7 +91,7 @@ class LocalBackend:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group, killed as a whole
-                preexec_fn=lambda: _limit_child(spec),  # noqa: PLW1509 - single-threaded child
+                preexec_fn=lambda: _limit_child(spec),  # a few syscalls only, safe after fork
             )
         except OSError as exc:
             raise HarnessError(f"could not start {spec.command[0]!r}: {exc}") from exc
