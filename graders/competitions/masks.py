@@ -8,6 +8,8 @@ costs to read.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -62,13 +64,64 @@ def parse_masks(
         ) from None
 
 
+def read_large_cells(path: Path, string_columns: tuple[str, ...], what: str) -> pa.Table:
+    """Read a CSV whose cells may be larger than the shared reader's block (whole-slide RLEs).
+
+    pyarrow needs a cell to fit in one block; a full-resolution mask can be hundreds of
+    megabytes of text, which pandas (MLE-bench) reads fine. One block the size of the file.
+    """
+    import pyarrow.csv as pacsv
+
+    from graders.reading import PANDAS_NA_VALUES
+
+    block = int(min(max(path.stat().st_size + 1, 1 << 24), 2**31 - 1))
+    try:
+        return pacsv.read_csv(
+            path,
+            read_options=pacsv.ReadOptions(block_size=block),
+            parse_options=pacsv.ParseOptions(newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(
+                column_types={name: pa.string() for name in string_columns},
+                null_values=list(PANDAS_NA_VALUES),
+                strings_can_be_null=True,
+            ),
+        )
+    except pa.ArrowInvalid as error:
+        raise InvalidSubmission(f"{what} could not be read as CSV: {error}") from None
+
+
+class LargeCellReading:
+    """Mixin: fall back to ``read_large_cells`` when a cell does not fit the reader's block."""
+
+    def read_submission(self, path: Path) -> pa.Table:
+        try:
+            return super().read_submission(path)
+        except InvalidSubmission as error:
+            if "straddl" not in str(error):
+                raise
+        return read_large_cells(Path(path), self.text_columns, "Submission")
+
+    def read_answers(self, path: Path) -> pa.Table:
+        try:
+            return super().read_answers(path)
+        except GraderError as error:
+            if "straddl" not in str(error):
+                raise
+        try:
+            return read_large_cells(Path(path), self.text_columns, "Answers")
+        except InvalidSubmission as error:
+            raise GraderError(
+                f"Answers for {self.competition_id} are unreadable: {error}"
+            ) from None
+
+
 def _sizes(answers: pa.Table, height: str, width: str) -> np.ndarray:
     h = pc.cast(answers.column(height), pa.float64()).to_numpy(zero_copy_only=False)
     w = pc.cast(answers.column(width), pa.float64()).to_numpy(zero_copy_only=False)
     return h.astype(np.int64) * w.astype(np.int64)
 
 
-class ContrailsGrader(IdAlignedGrader):
+class ContrailsGrader(LargeCellReading, IdAlignedGrader):
     """One Dice over every pixel of every record ('-' marks an empty mask)."""
 
     metric = "dice_global"
@@ -93,7 +146,7 @@ def _dash(value: object) -> object:
     return "" if value == "-" else value
 
 
-class HubmapGrader(IdAlignedGrader):
+class HubmapGrader(LargeCellReading, IdAlignedGrader):
     """Mean Dice over images; an image with no pixel on either side scores 1."""
 
     metric = "dice_mean"
@@ -180,7 +233,7 @@ class SaltGrader(IdAlignedGrader):
         return iou_threshold_precision_mean(predicted, truth)
 
 
-class InkGrader(CompetitionGrader):
+class InkGrader(LargeCellReading, CompetitionGrader):
     """Vesuvius: pixel F0.5 of each fragment's mask (row-major RLE), rows paired by position."""
 
     metric = "fbeta_0.5_pixel"

@@ -34,22 +34,21 @@ class CellOrderGrader(IdAlignedGrader):
                 f"{len(wrong_length)} notebooks list a different number of cells than they have "
                 f"(first: {show(examples, len(wrong_length))}): list every cell id exactly once."
             )
-        notebook = np.repeat(np.arange(len(true_cells)), lengths)
-        truth = pd.DataFrame(
-            {"notebook": notebook, "cell": [c for cells in true_cells for c in cells]}
-        )
-        predicted = pd.DataFrame(
-            {
-                "notebook": notebook,
-                "cell": [c for cells in pred_cells for c in cells],
-                "position": np.arange(len(notebook))
-                - np.repeat(np.cumsum(lengths) - lengths, lengths),
-            }
-        ).drop_duplicates(["notebook", "cell"], keep="first")  # list.index finds the first
+        notebook = np.repeat(np.arange(len(true_cells), dtype=np.int64), lengths)
+        flat_true = [c for cells in true_cells for c in cells]
+        flat_pred = [c for cells in pred_cells for c in cells]
+        codes, uniques = pd.factorize(np.array(flat_true + flat_pred, dtype=object))
+        width = np.int64(len(uniques) + 1)
+        true_key = notebook * width + codes[: len(flat_true)]
+        pred_key = notebook * width + codes[len(flat_true) :]
+        position = np.arange(len(notebook)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         # The rank of each true cell is its position in the submitted list (MLE-bench looks the
-        # answer's cells up in the submission); the inversion count is the same either way.
-        ranks = truth.merge(predicted, on=["notebook", "cell"], how="left")["position"]
-        missing = np.flatnonzero(ranks.isna().to_numpy())
+        # answer's cells up in the submission with list.index: the first occurrence counts).
+        keys, first = np.unique(pred_key, return_index=True)
+        slot = np.minimum(np.searchsorted(keys, true_key), max(len(keys) - 1, 0))
+        found = keys[slot] == true_key if len(keys) else np.zeros(len(true_key), bool)
+        ranks = position[first[slot]] if len(keys) else np.zeros(0, np.int64)
+        missing = np.flatnonzero(~found)
         if len(missing):
             bad = np.unique(notebook[missing])
             examples = ids.take(pa.array(bad[:5])).to_pylist()
@@ -57,7 +56,7 @@ class CellOrderGrader(IdAlignedGrader):
                 f"{len(bad)} notebooks miss some of their cell ids or list unknown ones "
                 f"(first: {show(examples, len(bad))}): list every cell id of the notebook."
             )
-        return ranks.to_numpy(np.int64), lengths
+        return ranks, lengths
 
     def compute(self, prepared) -> float:
         ranks, lengths = prepared
