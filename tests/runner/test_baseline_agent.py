@@ -87,7 +87,7 @@ def test_baseline_solves_each_demo_competition(demo_root, tmp_path, competition,
         time_limit_s=300,
         host_env={},
     )
-    spec = RunSpec(**{**spec.__dict__, "env": {**spec.env, "BASELINE_CV_FOLDS": "3"}})
+    spec = RunSpec(**{**spec.__dict__, "env": {**spec.env, "BASELINE_CV_FOLDS": "2"}})
     outcome = run_agent(spec, data_dir=demo_root, output_dir=tmp_path / "out", backend="local")
     log = outcome.logs_path.read_text()
     assert outcome.outcome is Outcome.COMPLETED, log
