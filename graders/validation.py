@@ -99,6 +99,11 @@ def align_ids(
     or repeated ids. When text ids differ but both sides are numbers ("7" vs "7.0"), they are
     compared as numbers, as pandas would.
     """
+    from graders.id_matching import fast_order
+
+    order = fast_order(submission_ids, answer_ids, numeric=numeric_fallback)
+    if order is not None:
+        return order
     positions = pc.index_in(submission_ids, value_set=answer_ids, skip_nulls=True)
     try:
         return _order_from_positions(positions, submission_ids, answer_ids, id_column)

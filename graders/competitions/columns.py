@@ -58,6 +58,8 @@ class IdAlignedGrader(CompetitionGrader):
     def aligned(self, submission: pa.Table, answers: pa.Table) -> pa.Table:
         """The submission's rows reordered to match the answers' rows one to one.
 
+        The id column is dropped unless the rows are already in the answers' order.
+
         Raises ``InvalidSubmission`` for missing columns, a wrong row count, or ids that are
         missing from, not in, or repeated against the test set.
         """
@@ -67,7 +69,17 @@ class IdAlignedGrader(CompetitionGrader):
         order = align_ids(
             submission.column(self.id_column), answers.column(self.id_column), self.id_column
         )
-        return submission.take(pa.array(order))
+        if _is_identity(order):
+            return submission
+        # The ids have served their purpose; moving them would copy every id string.
+        others = [c for c in submission.column_names if c != self.id_column]
+        return submission.select(others).take(pa.array(order))
+
+
+def _is_identity(order) -> bool:
+    import numpy as np
+
+    return bool(np.array_equal(order, np.arange(len(order))))
 
 
 def label_values(table: pa.Table, name: str):

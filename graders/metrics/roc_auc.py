@@ -36,12 +36,18 @@ def roc_curve(
     ``positive`` is a boolean array (row is of the positive class); ``score`` float64.
     Rates are NaN when a class is absent, as in scikit-learn.
     """
-    order = np.argsort(score, kind="mergesort")[::-1]
-    score = score[order]
-    positive = positive[order]
-    distinct = np.where(np.diff(score))[0]
+    # scikit-learn sorts (score, truth) pairs by descending score and reads the running
+    # count of positives at the last row of each distinct score. Those counts are exact
+    # integers, so counting positives at or above each distinct score gives the same floats
+    # with two plain sorts instead of an arg-sort.
+    descending = np.sort(score)[::-1]
+    distinct = np.where(np.diff(descending))[0]
     threshold_idxs = np.r_[distinct, positive.size - 1]
-    tps = np.cumsum(positive, dtype=np.float64)[threshold_idxs]
+    positive_scores = np.sort(score[positive])
+    at_threshold = descending[threshold_idxs]
+    tps = (
+        len(positive_scores) - np.searchsorted(positive_scores, at_threshold, side="left")
+    ).astype(np.float64)
     fps = 1 + threshold_idxs - tps
     if drop_intermediate and len(fps) > 2:
         optimal = np.where(np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True])[0]
