@@ -33,6 +33,7 @@ def celery_worker_process(transactional_db, tmp_path):
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "MLEBOARD_DATA_DIR": str(settings.MLEBOARD_DATA_DIR),
         "MLEBOARD_MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "MLEBOARD_VAR_DIR": str(settings.VAR_DIR),
         "PYTHONPATH": str(REPO_ROOT),
     }
     log = tmp_path / "worker.log"

@@ -47,10 +47,9 @@ def grade_run(self, run_id: int) -> None:
     experiment_id = report.experiment_id if report else Run.objects.filter(pk=run_id).values_list(
         "experiment_id", flat=True
     ).first()
-    if experiment_id is not None:
-        upload_finish_if_done(experiment_id)
-        if report is not None:
-            refresh_experiment_aggregate.delay(experiment_id)
+    # Figures are computed once the experiment's last run is graded, not after each run.
+    if experiment_id is not None and upload_finish_if_done(experiment_id):
+        refresh_experiment_aggregate.delay(experiment_id)
 
 
 @shared_task(name="webapp.results.tasks.refresh_experiment_aggregate", acks_late=True)

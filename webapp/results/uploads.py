@@ -150,7 +150,7 @@ def upload_process(upload_id: int) -> Upload | None:
 
 def _seeds(metadata: dict) -> dict[str, int] | None:
     seeds = metadata.get("seeds")
-    return {str(k): int(v) for k, v in seeds.items()} if isinstance(seeds, dict) else None
+    return {str(k): int(v) for k, v in seeds.items()} if isinstance(seeds, dict) and seeds else None
 
 
 def _experiment_from(upload: Upload, contents) -> Experiment:
@@ -218,8 +218,8 @@ def upload_progress(upload: Upload) -> dict:
     }
 
 
-def upload_finish_if_done(experiment_id: int) -> None:
-    """Mark the experiment's upload graded once no run is waiting or grading."""
+def upload_finish_if_done(experiment_id: int) -> bool:
+    """Mark the experiment's upload graded once no run is waiting or grading; True then."""
     pending = Run.objects.filter(
         experiment_id=experiment_id, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]
     ).exists()
@@ -227,6 +227,7 @@ def upload_finish_if_done(experiment_id: int) -> None:
         Upload.objects.filter(experiment_id=experiment_id, status=Upload.Status.PROCESSING).update(
             status=Upload.Status.GRADED
         )
+    return not pending
 
 
 def experiment_regrade(experiment: Experiment) -> int:

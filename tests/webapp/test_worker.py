@@ -1,0 +1,125 @@
+"""The real thing: a Celery worker process on the configured broker (Redis in CI) and
+database (PostgreSQL in CI) grades uploads; a worker killed in the middle of grading
+loses nothing and grades nothing twice."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from rest_framework.authtoken.models import Token
+
+from benchmark.demo import DEMO_COMPETITIONS, build_demo
+from tests.benchmark import archive_builders as ab
+from webapp.competitions.models import Competition
+from webapp.competitions.services import catalogue_sync, leaderboard_import_file
+from webapp.results.models import Experiment, ExperimentAggregate, GradeReport, Run
+
+from webapp.results.grading import runs_reap_stuck
+
+from .conftest import wait_for
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def demo_site(tmp_path, settings):
+    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_ROOT.mkdir()
+    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=2)
+    catalogue_sync()
+    for cid in DEMO_COMPETITIONS:
+        leaderboard_import_file(Competition.objects.get(slug=cid), build.leaderboards[cid])
+    return build
+
+
+def run_group_archive(build, seeds=(0, 1)) -> bytes:
+    files = {}
+    for seed in seeds:
+        group = f"2024-10-0{seed + 1}T00-00-00-GMT_run-group_linear"
+        for index, cid in enumerate(DEMO_COMPETITIONS):
+            run = ab.run_id(cid, index, group)
+            files[f"{group}/{run}/submission/submission.csv"] = build.submissions["linear"][seed][cid].read_bytes()
+            files[f"{group}/{run}/logs/run.log"] = b"log\n"
+        files[f"{group}/metadata.json"] = json.dumps({"run_group": group, "runs": {}}).encode()
+    return ab.zip_bytes(files)
+
+
+def test_upload_is_graded_by_a_real_worker(demo_site, celery_worker_process, django_user_model):
+    user = django_user_model.objects.create_user("carol", password="pw-carol-123")
+    api = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    response = api.post(
+        "/api/uploads/",
+        {"archive": SimpleUploadedFile("runs.zip", run_group_archive(demo_site)),
+         "metadata": json.dumps({"scaffold": "reference", "model": "none", "seeds": {}})},
+    )
+    assert response.status_code == 202, response.content
+    upload_id = response.json()["id"]
+    progress = wait_for(
+        lambda: (p := api.get(f"/api/uploads/{upload_id}/").json())["status"] in ("graded", "failed") and p,
+        timeout=120,
+    )
+    assert progress["status"] == "graded", (progress["error"], celery_worker_process.log_path.read_text()[-3000:])
+    assert progress["runs_total"] == progress["runs_graded"] == 8
+    experiment = Experiment.objects.get(pk=progress["experiment"])
+    reports = GradeReport.objects.filter(experiment=experiment, is_current=True)
+    assert reports.count() == 8 and all(r.valid_submission for r in reports)
+    assert all(r.grader_version for r in reports)
+    # The aggregate was refreshed by the worker too: the experiment page has its funnel.
+    wait_for(lambda: ExperimentAggregate.objects.filter(experiment=experiment, summary__has_key="demo").exists(), timeout=60)
+    owner = Client()
+    owner.login(username="carol", password="pw-carol-123")
+    page = owner.get(f"/experiments/{experiment.pk}/").content.decode()
+    assert 'id="funnel-data"' in page
+
+
+def pool_children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+@pytest.fixture
+def slow_grading(monkeypatch):
+    # Fault injection: the worker sleeps after claiming a run, so it can be killed mid-way.
+    monkeypatch.setenv("MLEBOARD_GRADING_FAULT_DELAY", "4")
+
+
+def test_worker_killed_mid_grading_ends_with_exactly_one_report(demo_site, slow_grading, celery_worker_process, django_user_model):
+    from webapp.results.tasks import grade_run
+
+    user = django_user_model.objects.create_user("dave", password="pw-dave-1234")
+    experiment = Experiment.objects.create(
+        name="kill test", owner=user, source=Experiment.Source.VERIFIED,
+        agent=__import__("webapp.results.services", fromlist=["x"]).agent_get_or_create("s", "m"),
+    )
+    run = Run.objects.create(
+        experiment=experiment, competition=Competition.objects.get(slug="demo-wine"), seed=0,
+        submission_path=str(demo_site.submissions["linear"][0]["demo-wine"]),
+    )
+    grade_run.delay(run.pk)
+    wait_for(lambda: Run.objects.get(pk=run.pk).status == Run.Status.RUNNING, timeout=60)
+    # SIGKILL the pool process doing the work (both pool children: one is idle).
+    for child in pool_children(celery_worker_process.pid):
+        os.kill(child, signal.SIGKILL)
+    started = time.monotonic()
+    wait_for(lambda: "WorkerLostError" in celery_worker_process.log_path.read_text(), timeout=60)
+    if settings.CELERY_BROKER_URL.startswith("redis://"):
+        # Redis (CI, production): the task is re-delivered and the run graded once.
+        wait_for(lambda: Run.objects.get(pk=run.pk).status == Run.Status.GRADED, timeout=90)
+        assert time.monotonic() - started > 1  # re-delivered, not finished before the kill
+        assert GradeReport.objects.filter(run=run).count() == 1
+    else:
+        # The embedded filesystem broker does not re-run a task whose process was killed:
+        # the reaper ends the run instead, so nothing stays running forever.
+        time.sleep(8)
+        assert Run.objects.get(pk=run.pk).status == Run.Status.RUNNING
+        assert runs_reap_stuck(0) == [run.pk]
+        failed = Run.objects.get(pk=run.pk)
+        assert failed.status == Run.Status.FAILED and "worker was lost" in failed.error
+        assert GradeReport.objects.filter(run=run).count() == 0
