@@ -18,6 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graders.arrow_numpy import to_numpy
+
 _MIX = np.array(
     [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93],
     dtype=np.uint64,
@@ -55,14 +57,14 @@ def fast_order(
 
 def _integer_keys(ids: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
     if pa.types.is_integer(ids.type):
-        return np.asarray(ids.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return to_numpy(ids).astype(np.int64)
     if not (pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type)):
         return None
     first = ids[0].as_py().strip().lstrip("+-")
     if not first.isdigit() or len(first) > 18:  # cheap test before scanning every id
         return None
     try:
-        return np.asarray(pc.cast(ids, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+        return to_numpy(pc.cast(ids, pa.int64())).astype(np.int64)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
 

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graders.arrow_numpy import from_numpy, to_numpy
 from graders.results import InvalidSubmission
 
 SHOWN = 5  # how many offending values a message shows
@@ -132,7 +133,7 @@ def _order_from_positions(positions, submission_ids, answer_ids, id_column: str)
     n_answers = len(answer_ids)
     unknown_mask = pc.is_null(positions)
     n_unknown = pc.sum(unknown_mask).as_py() or 0
-    pos = positions.to_numpy(zero_copy_only=False)
+    pos = to_numpy(positions)
     if n_unknown:
         pos = pos[~np.isnan(pos)] if pos.dtype.kind == "f" else pos
     pos = np.asarray(pos, dtype=np.int64)
@@ -142,7 +143,7 @@ def _order_from_positions(positions, submission_ids, answer_ids, id_column: str)
     if n_unknown or len(missing) or len(repeated):
         problems = []
         if len(missing):
-            examples = answer_ids.take(pa.array(missing[:SHOWN])).to_pylist()
+            examples = answer_ids.take(from_numpy(missing[:SHOWN])).to_pylist()
             problems.append(
                 f"{_plural(len(missing), 'id')} of the test set are missing "
                 f"(first: {show(examples, len(missing))})"
@@ -155,7 +156,7 @@ def _order_from_positions(positions, submission_ids, answer_ids, id_column: str)
                 f"(first: {show(examples, n_unknown)})"
             )
         if len(repeated):
-            examples = answer_ids.take(pa.array(repeated[:SHOWN])).to_pylist()
+            examples = answer_ids.take(from_numpy(repeated[:SHOWN])).to_pylist()
             problems.append(
                 f"{_plural(len(repeated), 'id')} appear more than once "
                 f"(first: {show(examples, len(repeated))})"
@@ -225,9 +226,7 @@ def to_float(column: pa.ChunkedArray | pa.Array, name: str) -> np.ndarray:
         or pa.types.is_boolean(column.type)
     ):
         raise InvalidSubmission(f"Column '{name}' must hold numbers, not {column.type} values.")
-    if column.null_count:
-        column = pc.fill_null(pc.cast(column, pa.float64()), np.nan)
-    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+    return to_numpy(column).astype(np.float64, copy=False)
 
 
 def check_finite(

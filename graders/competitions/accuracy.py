@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graders.arrow_numpy import to_numpy
 from graders.competitions.columns import IdAlignedGrader, label_values
 from graders.metrics.classification import (
     accuracy,
@@ -81,9 +82,9 @@ def first_integer_token(column: pa.ChunkedArray, name: str) -> np.ndarray:
     tokens and is rejected, as is a token that is not an integer.
     """
     if pa.types.is_integer(column.type) and not column.null_count:
-        return column.to_numpy(zero_copy_only=False).astype(np.int64)
+        return to_numpy(column).astype(np.int64)
     if pa.types.is_boolean(column.type) and not column.null_count:
-        return column.to_numpy(zero_copy_only=False).astype(np.int64)
+        return to_numpy(column).astype(np.int64)
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         raise InvalidSubmission(
             f"Column '{name}' must hold class ids (integers, or space-separated lists of them); "
@@ -101,7 +102,7 @@ def first_integer_token(column: pa.ChunkedArray, name: str) -> np.ndarray:
             f"Column '{name}' must start each prediction with an integer class id; "
             f"got e.g. {bad!r}."
         )
-    return pc.cast(first, pa.int64()).to_numpy(zero_copy_only=False)
+    return to_numpy(pc.cast(first, pa.int64()))
 
 
 class KappaGrader(IdAlignedGrader):

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from graders.arrow_numpy import from_numpy, to_numpy
 from graders.core import CompetitionGrader
 from graders.validation import align_ids, require_columns, require_row_count
 
@@ -73,7 +73,7 @@ class IdAlignedGrader(CompetitionGrader):
             return submission
         # The ids have served their purpose; moving them would copy every id string.
         others = [c for c in submission.column_names if c != self.id_column]
-        return submission.select(others).take(pa.array(order))
+        return submission.select(others).take(from_numpy(order))
 
 
 def _is_identity(order) -> bool:
@@ -104,12 +104,9 @@ def label_values(table: pa.Table, name: str):
             raise InvalidSubmission(
                 f"Column '{name}' has {column.null_count} empty labels: every row needs a label."
             )
-        return column.to_numpy(zero_copy_only=False).astype(bool)
+        return to_numpy(column).astype(bool)
     if pa.types.is_integer(kind) and not column.null_count:
-        return column.to_numpy(zero_copy_only=False).astype(np.int64)
+        return to_numpy(column).astype(np.int64)
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
-        return np.asarray(
-            pc.fill_null(pc.cast(column, pa.float64()), np.nan).to_numpy(zero_copy_only=False),
-            dtype=np.float64,
-        )
+        return to_numpy(column).astype(np.float64, copy=False)
     raise InvalidSubmission(f"Column '{name}' holds {kind} values, not class labels.")

@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graders.arrow_numpy import from_numpy, to_numpy
 from graders.competitions.columns import IdAlignedGrader, label_values
 from graders.metrics.classification import f1_macro, f1_micro_counts, probabilistic_f1
 from graders.metrics.ranked_lists import map_at_k
@@ -24,7 +25,7 @@ def python_ints(column: pa.ChunkedArray, name: str) -> np.ndarray:
     """
     kind = column.type
     if (pa.types.is_integer(kind) or pa.types.is_boolean(kind)) and not column.null_count:
-        return column.to_numpy(zero_copy_only=False).astype(np.int64)
+        return to_numpy(column).astype(np.int64)
     if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind):
         values = numeric_column(pa.table({name: column}), name, allow_nan=False, allow_inf=False)
         return np.trunc(values).astype(np.int64)
@@ -37,7 +38,7 @@ def python_ints(column: pa.ChunkedArray, name: str) -> np.ndarray:
             raise InvalidSubmission(
                 f"Column '{name}' must hold integer class ids; got e.g. {bad!r}."
             )
-        return pc.cast(pc.utf8_trim_whitespace(column), pa.int64()).to_numpy(zero_copy_only=False)
+        return to_numpy(pc.cast(pc.utf8_trim_whitespace(column), pa.int64()))
     raise InvalidSubmission(f"Column '{name}' must hold integer class ids.")
 
 
@@ -121,10 +122,10 @@ def _label_keys(truth: pa.ChunkedArray, predicted: pa.ChunkedArray):
     pred_tokens, pred_rows = _tokens(predicted)
     classes = pc.unique(true_tokens)
     size = max(len(classes), 1)
-    true_codes = pc.index_in(true_tokens, value_set=classes).to_numpy(zero_copy_only=False)
+    true_codes = to_numpy(pc.index_in(true_tokens, value_set=classes))
     pred_codes = pc.index_in(pred_tokens, value_set=classes)
-    known = pc.is_valid(pred_codes).to_numpy(zero_copy_only=False)
-    pred_codes = pred_codes.to_numpy(zero_copy_only=False)[known].astype(np.int64)
+    known = to_numpy(pc.is_valid(pred_codes))
+    pred_codes = to_numpy(pred_codes)[known].astype(np.int64)
     true_keys = np.unique(true_rows * size + true_codes.astype(np.int64))
     pred_keys = np.unique(pred_rows[known] * size + pred_codes)
     return true_keys, pred_keys
@@ -133,7 +134,7 @@ def _label_keys(truth: pa.ChunkedArray, predicted: pa.ChunkedArray):
 def _tokens(column: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
     lists = pc.utf8_split_whitespace(pc.fill_null(column, "")).combine_chunks()
     tokens = pc.list_flatten(lists)
-    rows = pc.list_parent_indices(lists).to_numpy().astype(np.int64)
+    rows = to_numpy(pc.list_parent_indices(lists)).astype(np.int64)
     return tokens, rows
 
 
@@ -183,9 +184,9 @@ class MapAtKGrader(IdAlignedGrader):
             require_row_count(submission, answers.num_rows)
         order = align_ids(submission.column(self.id_column), ids, self.id_column)
         target = self.target_columns[0]
-        sorted_rows = pc.sort_indices(ids).to_numpy().astype(np.int64)
-        actual = pandas_str(answers.column(target)).take(pa.array(sorted_rows))
-        predicted = pandas_str(submission.column(target)).take(pa.array(order[sorted_rows]))
+        sorted_rows = to_numpy(pc.sort_indices(ids)).astype(np.int64)
+        actual = pandas_str(answers.column(target)).take(from_numpy(sorted_rows))
+        predicted = pandas_str(submission.column(target)).take(from_numpy(order[sorted_rows]))
         return actual, predicted
 
     def compute(self, prepared) -> float:
@@ -203,7 +204,7 @@ class ProbabilisticF1Grader(IdAlignedGrader):
         target = self.target_columns[0]
         predictions = numeric_column(aligned, target, allow_nan=True)
         labels = numeric_column(answers, target)
-        order = pc.sort_indices(answers.column(self.id_column)).to_numpy().astype(np.int64)
+        order = to_numpy(pc.sort_indices(answers.column(self.id_column))).astype(np.int64)
         return labels[order], predictions[order]
 
     def compute(self, prepared) -> float:

@@ -6,6 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graders.arrow_numpy import from_numpy, to_numpy
 from graders.competitions.columns import IdAlignedGrader
 from graders.metrics.regression import (
     log_mae_by_type,
@@ -28,7 +29,7 @@ from graders.validation import (
 
 def sort_order(column: pa.ChunkedArray) -> np.ndarray:
     """Row order after pandas' ``sort_values`` on this column: numbers numerically, text as text."""
-    return pc.sort_indices(column).to_numpy().astype(np.int64)
+    return to_numpy(pc.sort_indices(column)).astype(np.int64)
 
 
 def predictions(table: pa.Table, name: str) -> np.ndarray:
@@ -98,8 +99,8 @@ class SortedPairsGrader(IdAlignedGrader):
         self.check_columns(submission)
         target = self.target_columns[0]
         require_row_count(submission, answers.num_rows)
-        sub = submission.take(pa.array(sort_order(submission.column(self.id_column))))
-        ans = answers.take(pa.array(sort_order(answers.column(self.id_column))))
+        sub = submission.take(from_numpy(sort_order(submission.column(self.id_column))))
+        ans = answers.take(from_numpy(sort_order(answers.column(self.id_column))))
         return numeric_column(ans, target, allow_nan=True), predictions(sub, target)
 
     def compute(self, prepared) -> float:
@@ -133,7 +134,7 @@ class MergedMaeGrader(IdAlignedGrader):
                 align_ids(ids, answer_ids, self.id_column)
             except InvalidSubmission as error:
                 raise InvalidSubmission(str(error).replace(" appear more than once", "")) from None
-        position = positions.to_numpy(zero_copy_only=False).astype(np.int64)
+        position = to_numpy(positions).astype(np.int64)
         # pandas' merge keeps the answers' order, and a repeated id's rows in file order.
         merged = np.argsort(position, kind="stable")
         y_pred = _finite(numeric_column(submission, target, allow_nan=True)[merged], target)
@@ -143,7 +144,7 @@ class MergedMaeGrader(IdAlignedGrader):
             types = answers.column("type")
             distinct = pc.unique(types)
             distinct = distinct.take(pc.sort_indices(distinct))
-            codes = pc.index_in(types, value_set=distinct).to_numpy(zero_copy_only=False)
+            codes = to_numpy(pc.index_in(types, value_set=distinct))
             return y_true, y_pred, codes.astype(np.int64)[answer_rows]
         return y_true, y_pred
 
@@ -203,7 +204,7 @@ class CovidVaccineGrader(IdAlignedGrader):
 
 def _as_bool(column: pa.ChunkedArray) -> np.ndarray:
     if pa.types.is_boolean(column.type):
-        return column.to_numpy(zero_copy_only=False).astype(bool)
+        return to_numpy(column).astype(bool)
     return numeric_column(pa.table({"keep": column}), "keep") != 0
 
 
@@ -240,8 +241,8 @@ class SpearmanGrader(IdAlignedGrader):
                 f"expected exactly {len(classes)}."
             )
         require_row_count(submission, answers.num_rows)
-        sub = submission.take(pa.array(sort_order(submission.column(self.id_column))))
-        ans = answers.take(pa.array(sort_order(answers.column(self.id_column))))
+        sub = submission.take(from_numpy(sort_order(submission.column(self.id_column))))
+        ans = answers.take(from_numpy(sort_order(answers.column(self.id_column))))
         truth = np.column_stack([numeric_column(ans, c, allow_nan=True) for c in classes])
         pred = np.column_stack([numeric_column(sub, c, allow_nan=True) for c in classes])
         return truth, pred

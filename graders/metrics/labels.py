@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graders.arrow_numpy import to_numpy
 from graders.results import InvalidSubmission
 
 LabelArray = np.ndarray | pa.Array | pa.ChunkedArray
@@ -88,8 +89,8 @@ def encode_labels(y_true: LabelArray, y_pred: LabelArray, name: str) -> EncodedL
         both = pa.chunked_array([*_chunks(y_true), *_chunks(y_pred)], type=pa.string())
         distinct = pc.unique(both)
         distinct = distinct.take(pc.sort_indices(distinct))
-        codes_true = pc.index_in(y_true, value_set=distinct).to_numpy(zero_copy_only=False)
-        codes_pred = pc.index_in(y_pred, value_set=distinct).to_numpy(zero_copy_only=False)
+        codes_true = to_numpy(pc.index_in(y_true, value_set=distinct))
+        codes_pred = to_numpy(pc.index_in(y_pred, value_set=distinct))
         return EncodedLabels(
             codes_true.astype(np.int64),
             codes_pred.astype(np.int64),

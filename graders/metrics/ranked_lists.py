@@ -10,13 +10,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from graders.arrow_numpy import to_numpy
+
 
 def _flatten(lists: pa.ChunkedArray | pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """(tokens, row of each token, position of each token within its row)."""
     lists = lists.combine_chunks() if isinstance(lists, pa.ChunkedArray) else lists
     tokens = pc.list_flatten(lists)
-    rows = pc.list_parent_indices(lists).to_numpy().astype(np.int64)
-    offsets = lists.offsets.to_numpy().astype(np.int64)
+    rows = to_numpy(pc.list_parent_indices(lists)).astype(np.int64)
+    offsets = to_numpy(lists.offsets).astype(np.int64)
     positions = np.arange(len(rows), dtype=np.int64) - (offsets[rows] - offsets[0])
     return tokens, rows, positions
 
@@ -38,8 +40,8 @@ def map_at_k(actual: pa.Array, predicted: pa.Array, k: int) -> float:
 
     vocabulary = pc.unique(pa.chunked_array([true_tokens, pred_tokens], type=pa.string()))
     size = max(len(vocabulary), 1)
-    true_keys = true_rows * size + pc.index_in(true_tokens, value_set=vocabulary).to_numpy()
-    pred_keys = pred_rows * size + pc.index_in(pred_tokens, value_set=vocabulary).to_numpy()
+    true_keys = true_rows * size + to_numpy(pc.index_in(true_tokens, value_set=vocabulary))
+    pred_keys = pred_rows * size + to_numpy(pc.index_in(pred_tokens, value_set=vocabulary))
 
     distinct_true = np.unique(true_keys)
     true_counts = np.bincount(distinct_true // size, minlength=n_rows)
