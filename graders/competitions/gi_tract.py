@@ -15,9 +15,9 @@ import pyarrow.compute as pc
 
 from graders.competitions.masks import parse_masks, rle_cells
 from graders.core import CompetitionGrader
-from graders.metrics.rle_masks import MaskRuns, decode_masks
+from graders.metrics.rle_masks import MaskRuns
 from graders.metrics.segmentation import dice_per_mask
-from graders.metrics.volumes import normalized_hausdorff
+from graders.metrics.volumes import normalized_hausdorff_voxels
 from graders.results import InvalidSubmission
 from graders.validation import require_columns
 
@@ -31,25 +31,29 @@ def _prefix(runs: MaskRuns, n: int) -> MaskRuns:
     return MaskRuns(runs.mask[keep], runs.start[keep], runs.end[keep], runs.sizes[:n])
 
 
-def case_day_volumes(runs: MaskRuns, ids: list[str], heights: np.ndarray, widths: np.ndarray):
-    """Yield each case-day's volume ``(slices, height, width)`` in MLE-bench's order.
+def case_day_voxels(runs: MaskRuns, ids: list[str], heights: np.ndarray, widths: np.ndarray):
+    """Yield each case-day's set voxels ``(n, 3)`` and volume shape, in MLE-bench's order.
 
     Rows are sorted by id (stable); rows sharing an id (the organ classes of a slice) are
-    OR-ed; slices of a case-day ("case1_day2_slice_0001" -> "case1_day2") are stacked.
+    OR-ed; slices of a case-day ("case1_day2_slice_0001" -> "case1_day2") are stacked into a
+    ``(slices, height, width)`` volume. Voxels come straight from the runs (no dense volume).
     """
     order = np.argsort(np.asarray(ids, dtype=object), kind="stable")
     sorted_ids = [ids[i] for i in order]
-    slice_start = np.flatnonzero(
-        [True] + [a != b for a, b in zip(sorted_ids[1:], sorted_ids[:-1], strict=True)]
-    )
-    slice_ids = [sorted_ids[i] for i in slice_start]
+    new_slice = np.ones(len(sorted_ids), dtype=bool)
+    new_slice[1:] = [a != b for a, b in zip(sorted_ids[1:], sorted_ids[:-1], strict=True)]
+    slice_of_row = np.empty(len(order), dtype=np.int64)
+    slice_of_row[order] = np.cumsum(new_slice) - 1
+    slice_ids = [sorted_ids[i] for i in np.flatnonzero(new_slice)]
     days = [slice_id.split("_slice_")[0] for slice_id in slice_ids]
-    day_start = np.flatnonzero([True] + [a != b for a, b in zip(days[1:], days[:-1], strict=True)])
-    day_bounds = np.append(day_start, len(slice_ids))
-    slice_bounds = np.append(slice_start, len(sorted_ids))
-    for d in range(len(day_start)):
-        first_slice, last_slice = day_bounds[d], day_bounds[d + 1]
-        rows = order[slice_bounds[first_slice] : slice_bounds[last_slice]]
+    new_day = np.ones(len(days), dtype=bool)
+    new_day[1:] = [a != b for a, b in zip(days[1:], days[:-1], strict=True)]
+    day_of_slice = np.cumsum(new_day) - 1
+    first_slice_of_day = np.flatnonzero(new_day)
+    day_of_row = day_of_slice[slice_of_row]
+    offsets = runs.offsets
+    for day, first_slice in enumerate(first_slice_of_day.tolist()):
+        rows = np.flatnonzero(day_of_row == day)
         shapes = set(zip(heights[rows].tolist(), widths[rows].tolist(), strict=True))
         if len(shapes) != 1:
             raise InvalidSubmission(
@@ -58,10 +62,19 @@ def case_day_volumes(runs: MaskRuns, ids: list[str], heights: np.ndarray, widths
                 "row order."
             )
         height, width = shapes.pop()
-        flat = decode_masks(runs, rows)
-        starts = slice_bounds[first_slice:last_slice] - slice_bounds[first_slice]
-        merged = np.logical_or.reduceat(flat, starts, axis=0)
-        yield merged.reshape(len(starts), width, height).transpose(0, 2, 1)
+        n_slices = int(np.sum(day_of_slice == day))
+        in_day = np.isin(runs.mask, rows)
+        mask = runs.mask[in_day]
+        start = runs.start[in_day] - offsets[mask]
+        length = runs.end[in_day] - runs.start[in_day]
+        # Every covered pixel of the day: expand the runs, then map (slice, RLE pixel) to the
+        # volume's C-order index; unique() ORs the classes of a slice and sorts like argwhere.
+        pixel = np.repeat(start - np.cumsum(length) + length, length) + np.arange(length.sum())
+        slice_index = np.repeat(slice_of_row[mask] - first_slice, length)
+        row, column = pixel % height, pixel // height  # the RLE is column-major
+        flat = np.unique((slice_index * height + row) * width + column)
+        voxels = np.stack(np.unravel_index(flat, (n_slices, height, width)), axis=1)
+        yield voxels, (n_slices, height, width)
 
 
 class GiTractGrader(CompetitionGrader):
@@ -102,10 +115,10 @@ class GiTractGrader(CompetitionGrader):
         with np.errstate(invalid="ignore"):
             dice = np.nanmean(dice_per_mask(predicted, _prefix(truth, n), both_empty=np.nan))
         distances = [
-            normalized_hausdorff(p, t)
-            for p, t in zip(
-                case_day_volumes(predicted, submitted_ids, heights[:n], widths[:n]),
-                case_day_volumes(truth, answer_ids, heights, widths),
+            normalized_hausdorff_voxels(p, p_shape, t, t_shape)
+            for (p, p_shape), (t, t_shape) in zip(
+                case_day_voxels(predicted, submitted_ids, heights[:n], widths[:n]),
+                case_day_voxels(truth, answer_ids, heights, widths),
                 strict=False,  # MLE-bench zips the two lists of days: the shorter one wins
             )
         ]

@@ -199,3 +199,40 @@ def test_fbeta_matches_scikit_learn():
     mine = fbeta_per_mask(p_runs, t_runs, beta=0.5)
     for value, t, p in zip(mine, truth, pred, strict=True):
         assert value == fbeta_score(t.ravel(), p.ravel(), beta=0.5, zero_division=0.0)
+
+
+# --- 3D Hausdorff --------------------------------------------------------------------------------
+
+
+def reference_hausdorff(predicted: np.ndarray, truth: np.ndarray) -> float:
+    from scipy.spatial.distance import directed_hausdorff
+
+    if predicted.sum() == 0 and truth.sum() == 0:
+        return float("nan")
+    if np.array_equal(predicted, truth):
+        return 0.0
+    if predicted.sum() == 0 or truth.sum() == 0 or predicted.sum() > 10 * truth.sum():
+        return 1.0
+    t, p = np.argwhere(truth) / truth.shape, np.argwhere(predicted) / truth.shape
+    return max(directed_hausdorff(t, p)[0], directed_hausdorff(p, t)[0]) / np.sqrt(3)
+
+
+def test_hausdorff_matches_scipy_exactly():
+    from graders.metrics.volumes import normalized_hausdorff
+
+    rng = np.random.default_rng(5)
+    for trial in range(40):
+        shape = tuple(int(x) for x in rng.integers(2, 12, 3))
+        truth = np.zeros(shape, bool)
+        for _ in range(rng.integers(1, 4)):
+            lo = [rng.integers(0, s) for s in shape]
+            truth[lo[0] : lo[0] + 3, lo[1] : lo[1] + 4, lo[2] : lo[2] + 2] = True
+        other = shape if trial % 3 else (shape[0] + 2, shape[1], shape[2])
+        predicted = np.zeros(other, bool)
+        predicted[: shape[0], :, :] = np.roll(truth, int(rng.integers(-2, 3)), axis=1)
+        predicted |= rng.random(other) < 0.02 * (trial % 4)
+        assert normalized_hausdorff(predicted, truth) == reference_hausdorff(predicted, truth)
+    empty = np.zeros((2, 3, 3), bool)
+    assert np.isnan(normalized_hausdorff(empty, empty))
+    full = np.ones((2, 3, 3), bool)
+    assert normalized_hausdorff(full, full) == 0.0 and normalized_hausdorff(empty, full) == 1.0
