@@ -36,6 +36,14 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+def _are(n: int) -> str:
+    return "is" if n == 1 else "are"
+
+
+def _appear(n: int) -> str:
+    return "appears" if n == 1 else "appear"
+
+
 # --- columns and rows ---------------------------------------------------------------------
 
 
@@ -145,20 +153,20 @@ def _order_from_positions(positions, submission_ids, answer_ids, id_column: str)
         if len(missing):
             examples = answer_ids.take(from_numpy(missing[:SHOWN])).to_pylist()
             problems.append(
-                f"{_plural(len(missing), 'id')} of the test set are missing "
+                f"{_plural(len(missing), 'id')} of the test set {_are(len(missing))} missing "
                 f"(first: {show(examples, len(missing))})"
             )
         if n_unknown:
             unknown = pc.filter(submission_ids, unknown_mask)
             examples = unknown.slice(0, SHOWN).to_pylist()
             problems.append(
-                f"{_plural(n_unknown, 'id')} are not in the test set "
+                f"{_plural(n_unknown, 'id')} {_are(n_unknown)} not in the test set "
                 f"(first: {show(examples, n_unknown)})"
             )
         if len(repeated):
             examples = answer_ids.take(from_numpy(repeated[:SHOWN])).to_pylist()
             problems.append(
-                f"{_plural(len(repeated), 'id')} appear more than once "
+                f"{_plural(len(repeated), 'id')} {_appear(len(repeated))} more than once "
                 f"(first: {show(examples, len(repeated))})"
             )
         raise InvalidSubmission(
@@ -175,7 +183,7 @@ def require_unique(ids: pa.ChunkedArray | pa.Array, id_column: str) -> None:
     repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
     if len(repeated):
         raise InvalidSubmission(
-            f"Submission '{id_column}' has {_plural(len(repeated), 'id')} that appear more than "
+            f"Submission '{id_column}' has {_plural(len(repeated), 'id')} that {_appear(len(repeated))} more than "
             f"once (first: {show(repeated.slice(0, SHOWN).to_pylist(), len(repeated))})."
         )
 
@@ -215,7 +223,7 @@ def to_float(column: pa.ChunkedArray | pa.Array, name: str) -> np.ndarray:
             ).fill_null(False)
             bad = pc.filter(column, bad_mask)
             raise InvalidSubmission(
-                f"Column '{name}' must hold numbers; {_plural(len(bad), 'value')} are not "
+                f"Column '{name}' must hold numbers; {_plural(len(bad), 'value')} {_are(len(bad))} not "
                 f"(first: {show(bad.slice(0, SHOWN).to_pylist(), len(bad))})."
             ) from None
     elif pa.types.is_null(column.type):
@@ -260,7 +268,7 @@ def check_range(
         examples = (float(v) for v in values[bad[:SHOWN]])
         raise InvalidSubmission(
             f"Column '{name}' must hold {what} between {low:g} and {high:g}; "
-            f"{_plural(len(bad), 'value')} are outside (first: {show(examples, len(bad))})."
+            f"{_plural(len(bad), 'value')} {_are(len(bad))} outside (first: {show(examples, len(bad))})."
         )
 
 

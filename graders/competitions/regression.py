@@ -133,7 +133,7 @@ class MergedMaeGrader(IdAlignedGrader):
             try:  # for the message: which ids are missing or unknown
                 align_ids(ids, answer_ids, self.id_column)
             except InvalidSubmission as error:
-                raise InvalidSubmission(str(error).replace(" appear more than once", "")) from None
+                raise InvalidSubmission(str(error)) from None
         position = to_numpy(positions).astype(np.int64)
         # pandas' merge keeps the answers' order, and a repeated id's rows in file order.
         merged = np.argsort(position, kind="stable")
