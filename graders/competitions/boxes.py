@@ -18,6 +18,7 @@ from graders.metrics.detection import (
     parse_box_strings,
     voc_map_iou50,
 )
+from graders.metrics.tokens import parse_floats
 from graders.results import GraderError, InvalidSubmission
 from graders.validation import SHOWN, require_columns, show
 
@@ -112,7 +113,7 @@ def _coco_predictions(texts: list[str], ids: pa.ChunkedArray, image_index: pd.In
         )
     flat = [t for row in tokens for t in row]
     try:
-        numbers = np.array(flat).astype(np.float64).reshape(-1, 6)
+        numbers = parse_floats(np.array(flat, dtype=object)).reshape(-1, 6)
     except ValueError:
         row = next(i for i, row in enumerate(tokens) if not _all_floats(row))
         raise InvalidSubmission(

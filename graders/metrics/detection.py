@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from graders.metrics.tokens import parse_floats
+
 
 @dataclass(frozen=True)
 class LabelledBoxes:
@@ -56,7 +58,7 @@ def parse_box_strings(strings: Sequence[str]) -> LabelledBoxes:
     counts = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)) // 6
     flat = np.array([t for parts in tokens for t in parts], dtype=object).reshape(-1, 6)
     try:
-        numbers = flat[:, 1:].astype(str).astype(np.float64).reshape(-1, 5)
+        numbers = parse_floats(flat[:, 1:]).reshape(-1, 5)
     except ValueError:
         for row, parts in enumerate(tokens):  # only on failure: name the row
             for i, token in enumerate(parts):

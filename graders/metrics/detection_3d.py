@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from graders.metrics.tokens import parse_floats
+
 IOU_THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 
@@ -71,7 +73,7 @@ def parse_boxes_3d(strings: Sequence[str]) -> Boxes3D:
     counts = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)) // 9
     flat = np.array([t for parts in tokens for t in parts], dtype=object).reshape(-1, 9)
     try:
-        numbers = flat[:, :8].astype(str).astype(np.float64).reshape(-1, 8)
+        numbers = parse_floats(flat[:, :8]).reshape(-1, 8)
     except ValueError:
         for row, parts in enumerate(tokens):  # only on failure: name the row
             for i, token in enumerate(parts):

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from graders.metrics.tokens import parse_floats
+
 
 class MalformedLabels(ValueError):
     """A page string that does not split into whole groups of numbers."""
@@ -59,7 +61,7 @@ def parse_pages(pages: Sequence[object], group: int) -> PageItems:
     counts = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)) // group
     flat = np.array([t for parts in tokens for t in parts], dtype=object).reshape(-1, group)
     try:
-        numbers = flat[:, 1:].astype(str).astype(np.float64)
+        numbers = parse_floats(flat[:, 1:])
     except ValueError:
         for row, parts in enumerate(tokens):  # only on failure: name the row
             for i, token in enumerate(parts):

@@ -126,3 +126,26 @@ def test_nq_vectors_follow_mle_bench_rules():
     for bad in ["1:2:3", "yes", "a:b", "1.0:2"]:
         with pytest.raises(ValueError):
             parse_prediction(bad)
+
+
+def test_parse_floats_agrees_with_python_float():
+    from graders.metrics.tokens import parse_floats
+
+    rng = np.random.default_rng(7)
+    tokens = [repr(float(x)) for x in rng.normal(0, 1e6, 2000)]
+    tokens += [f"{x:.17g}" for x in rng.random(2000)] + [
+        "1e-320",
+        "5e-324",
+        "1.7976931348623157e308",
+    ]
+    tokens += [str(int(x)) for x in rng.integers(-(10**15), 10**15, 100)] + [
+        "+3",
+        "1_0",
+        "\t2",
+        "nan",
+    ]
+    values = parse_floats(np.array(tokens, dtype=object))
+    expected = np.array([float(t) for t in tokens])
+    assert np.array_equal(values, expected, equal_nan=True)
+    with pytest.raises(ValueError):
+        parse_floats(np.array(["1.5", "one"], dtype=object))
