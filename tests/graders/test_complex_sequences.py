@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
-from sklearn.metrics import f1_score, jaccard_score
+from sklearn.metrics import jaccard_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from graders.metrics.edit_distance import (
@@ -14,7 +14,6 @@ from graders.metrics.edit_distance import (
     levenshtein_mean,
     normalized_sequence_levenshtein,
 )
-from graders.metrics.qa_spans import answer_vectors, micro_f1, parse_prediction, valid_answers
 from graders.metrics.ranking import count_inversions, kendall_tau_pooled
 from graders.metrics.text_overlap import word_jaccard_mean, word_jaccard_per_row
 
@@ -96,36 +95,6 @@ def test_kendall_tau_pooled_hand_values():
     assert kendall_tau_pooled(np.array([2, 1, 0]), np.array([3])) == -1.0
     assert kendall_tau_pooled(np.array([0, 1, 2, 2, 1, 0]), np.array([3, 3])) == 0.0
     assert kendall_tau_pooled(np.array([1, 0, 0, 1, 2]), np.array([2, 3])) == 1 - 4 * 1 / 8
-
-
-def test_nq_vectors_follow_mle_bench_rules():
-    annotation = {
-        "long_answer": {"start_token": 10, "end_token": 50},
-        "short_answers": [{"start_token": 12, "end_token": 14}],
-        "yes_no_answer": "NONE",
-    }
-    no_answer = {
-        "long_answer": {"start_token": -1, "end_token": -1},
-        "short_answers": [],
-        "yes_no_answer": "NONE",
-    }
-    yes = {**no_answer, "yes_no_answer": "YES"}
-    accepted = [
-        valid_answers(annotation, "long"),
-        valid_answers(annotation, "short"),
-        valid_answers(no_answer, "long"),
-        valid_answers(no_answer, "short"),
-        valid_answers(yes, "short"),
-        valid_answers(yes, "long"),
-    ]
-    predictions = [parse_prediction(p) for p in ["10:50", " 12:15", "", "", "YES", "YES"]]
-    y_true, y_pred = answer_vectors(predictions, accepted)
-    assert y_pred.tolist() == [1, 1, 0, 0, 1, 1]
-    assert y_true.tolist() == [1, 0, 0, 0, 1, 0]
-    assert micro_f1(y_true, y_pred) == f1_score(y_true, y_pred, average="micro") == 4 / 6
-    for bad in ["1:2:3", "yes", "a:b", "1.0:2"]:
-        with pytest.raises(ValueError):
-            parse_prediction(bad)
 
 
 def test_parse_floats_agrees_with_python_float():
