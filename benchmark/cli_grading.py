@@ -33,7 +33,7 @@ def register(subparsers) -> None:
     grade.add_argument("--submission", required=True, type=Path, help="submissions.jsonl")
     grade.add_argument("--output-dir", required=True, type=Path)
     _data_arguments(grade)
-    grade.set_defaults(func=run_grade)
+    grade.set_defaults(func=_reporting_problems(run_grade))
 
     sample = subparsers.add_parser(
         "grade-sample",
@@ -44,7 +44,7 @@ def register(subparsers) -> None:
     sample.add_argument("submission", type=Path)
     sample.add_argument("competition_id")
     _data_arguments(sample)
-    sample.set_defaults(func=run_grade_sample)
+    sample.set_defaults(func=_reporting_problems(run_grade_sample))
 
     validate = subparsers.add_parser(
         "validate",
@@ -55,7 +55,7 @@ def register(subparsers) -> None:
     validate.add_argument("submission", type=Path)
     validate.add_argument("competition_id")
     _data_arguments(validate, leaderboard=False)
-    validate.set_defaults(func=run_validate)
+    validate.set_defaults(func=_reporting_problems(run_validate))
 
 
 def _data_arguments(parser: argparse.ArgumentParser, leaderboard: bool = True) -> None:
@@ -75,10 +75,26 @@ def _data_arguments(parser: argparse.ArgumentParser, leaderboard: bool = True) -
         )
 
 
-def _command_error(message: str) -> Exception:
-    from benchmark.cli import CommandError
+class _Problem(Exception):
+    """A usage or infrastructure problem: printed on stderr, exit code 2."""
 
-    return CommandError(message)
+
+def _command_error(message: str) -> Exception:
+    return _Problem(message)
+
+
+def _reporting_problems(handler):
+    # Handled here rather than by benchmark.cli's CommandError: under `python -m
+    # benchmark.cli` that module runs as __main__, so its class would not match.
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except _Problem as problem:
+            print(f"mleboard {args.command}: error: {problem}", file=sys.stderr)
+            return 2
+
+    run.__doc__ = handler.__doc__
+    return run
 
 
 def _compact_memory() -> None:
