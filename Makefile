@@ -29,6 +29,7 @@ test: venv
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 images: venv
+	bash scripts/docker-up.sh
 	$(BIN)/mleboard images
 
 lint: venv
