@@ -4,8 +4,8 @@ MLE-bench's segmentation graders decode every RLE string into a full boolean ima
 images of a billion pixels for hubmap) and then count pixels. Every score they compute only needs
 three counts per mask - predicted pixels, true pixels and their overlap - and those follow from
 the runs directly: this module parses all masks of a file into one table of runs and counts with
-``searchsorted`` over interval endpoints. Dense masks are built only where a metric needs pixel
-coordinates (the 3D Hausdorff distance of uw-madison).
+``searchsorted`` over interval endpoints. ``decode_masks`` builds dense masks for callers that
+need pixels (uw-madison expands its runs into voxel indices itself, which is cheaper still).
 
 RLE convention (MLE-bench's ``rle_decode``): space-separated ``start length`` pairs, 1-indexed,
 in column-major ("top to bottom, then left to right") pixel order. Its acceptance rules are
