@@ -35,11 +35,22 @@ _ANSWERS_CACHE: dict[tuple, Any] = {}
 _ANSWERS_CACHE_SIZE = 2  # answers can be large; keep only the last few competitions
 
 
-def round_score(score: float) -> float:
-    """Round to 5 decimals like MLE-bench's grader wrapper; nan and infinities are kept."""
+def round_score(score: float, numpy_style: bool = True) -> float:
+    """Round to 5 decimals like MLE-bench's grader wrapper (``round(score, 5)``).
+
+    Python's ``round`` rounds a ``float`` correctly (0.123455 -> 0.12345, because the
+    stored double is just below the half) but rounds a numpy float64 by scaling and
+    ``rint`` (-> 0.12346). About one discrete score in five (k/n with n = 200,000) rounds
+    differently, so ``numpy_style`` must follow the type MLE-bench's metric returns.
+    nan and infinities are kept.
+    """
     value = float(score)
     if not math.isfinite(value):
         return value
+    if numpy_style:
+        import numpy as np
+
+        return float(np.round(np.float64(value), 5))
     return round(value, 5)
 
 
@@ -56,6 +67,10 @@ class CompetitionGrader(ABC):
     # ``validate`` also runs ``compute`` (and discards the score) so that a submission the
     # metric itself would reject is reported invalid; heavy metrics may switch this off.
     validate_computes: ClassVar[bool] = True
+    # Whether MLE-bench's grade function returns a numpy float64 (most scikit-learn and
+    # numpy results) or a Python float (accuracy_score, log_loss, plain arithmetic): the
+    # two round differently (see ``round_score``).
+    numpy_rounding: ClassVar[bool] = True
     # Columns read as text in both the submission and the answers (ids, labels).
     text_columns: tuple[str, ...] = ()
 
@@ -157,7 +172,9 @@ class CompetitionGrader(ABC):
             logger.warning("Grader %s failed on %s", self, submission_path, exc_info=True)
             reason = f"Submission could not be graded: {type(error).__name__}: {error}"
             return GradeResult(None, False, True, reason, self.grader_version)
-        return GradeResult(round_score(score), True, True, None, self.grader_version)
+        return GradeResult(
+            round_score(score, self.numpy_rounding), True, True, None, self.grader_version
+        )
 
     def validate(self, submission_path: Path, data_dir: Path) -> ValidationResult:
         """Whether the submission is well formed, and why not; never computes a score."""

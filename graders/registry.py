@@ -13,7 +13,9 @@ How to add a competition
    ``prepare(submission, answers)`` makes every acceptance check MLE-bench's ``grade.py`` makes
    (helpers in ``graders/validation.py``) and raises ``InvalidSubmission`` with a message a
    person can act on; ``compute(prepared)`` calls the metric. Record each leniency or oddity of
-   MLE-bench you reproduce in ``quirks``.
+   MLE-bench you reproduce in ``quirks``. Set ``numpy_rounding = False`` when MLE-bench's
+   grade function returns a Python float rather than a numpy float64: ``round(x, 5)``
+   rounds the two differently (see ``graders.core.round_score``).
 3. Give the module a ``GRADERS: dict[str, CompetitionGrader]`` holding one instance per
    competition id it grades (``answers`` = the catalogue's answers path).
 4. Map the id to the module: core column metrics in ``_CORE_GRADER_MODULES`` below, complex

@@ -30,6 +30,7 @@ class AccuracyGrader(IdAlignedGrader):
     """
 
     metric = "accuracy"
+    numpy_rounding = False  # scikit-learn returns a Python float here
 
     def __init__(self, *args, empty_as: str | None = None, as_text: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
@@ -59,6 +60,7 @@ class Top1ErrorGrader(IdAlignedGrader):
     """1 - accuracy of the first space-separated class id of each prediction (iNaturalist)."""
 
     metric = "top1_error"
+    numpy_rounding = False  # scikit-learn returns a Python float here
 
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)

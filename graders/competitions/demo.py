@@ -21,6 +21,7 @@ class DemoWineGrader(IdAlignedGrader):
     """Multiclass log loss; answers hold ``id,target`` (0, 1, 2), submissions 3 probabilities."""
 
     metric = "multiclass_log_loss"
+    numpy_rounding = False  # scikit-learn returns a Python float here
 
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)

@@ -55,6 +55,7 @@ class MulticlassLogLossGrader(IdAlignedGrader):
     """
 
     metric = "multiclass_log_loss"
+    numpy_rounding = False  # scikit-learn returns a Python float here
 
     def __init__(
         self,
@@ -109,6 +110,7 @@ class BinaryLogLossGrader(IdAlignedGrader):
     """Binary log loss of a probability column; values must lie in [0, 1]."""
 
     metric = "binary_log_loss"
+    numpy_rounding = False  # scikit-learn returns a Python float here
 
     def prepare(self, submission: pa.Table, answers: pa.Table):
         target = self.target_columns[0]

@@ -220,3 +220,25 @@ def test_same_acceptance_and_score_as_the_pandas_reference(tmp_path, competition
             assert got == expected or (np.isnan(got) and np.isnan(expected)), (name, got, expected)
         checked += 1
     assert checked == 14
+
+
+def test_rounding_follows_the_type_mlebench_returns(tmp_path):
+    """accuracy_score returns a Python float, rounded correctly; numpy float64 scores are
+    rounded by scaling and rint, which differs on decimal ties like 0.123425."""
+    from graders.core import round_score
+
+    assert round_score(0.123455, numpy_style=False) == round(0.123455, 5) == 0.12345
+    assert round_score(0.123455, numpy_style=True) == float(round(np.float64(0.123455), 5))
+    assert round_score(0.123455, numpy_style=True) == 0.12346
+
+    n = 40_000  # k / 40,000 has six decimals: ties at the fifth are common
+    ids = [f"img{i:05d}" for i in range(n)]
+    truth = [i % 5 for i in range(n)]
+    correct = 4937  # accuracy 0.123425
+    prediction = [t if i < correct else (t + 1) % 5 for i, t in enumerate(truth)]
+    layout = CompetitionLayout(tmp_path, "cassava-leaf-disease-classification")
+    answers = layout.write_answers({"image_id": ids, "label": truth})
+    path = layout.write_submission("s.csv", {"image_id": ids, "label": prediction})
+    expected = _outcome(lambda: ref_accuracy(_pandas(path), _pandas(answers), "image_id", "label"))
+    result = graders.grade_submission(path, "cassava-leaf-disease-classification", tmp_path)
+    assert result.score == expected == round(correct / n, 5)
