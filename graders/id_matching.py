@@ -179,9 +179,9 @@ def _order_from_dense_integers(sub_keys: np.ndarray, ans_keys: np.ndarray) -> np
 
 
 def _argsort(keys: np.ndarray) -> np.ndarray:
-    """Arg-sort of 64-bit keys through numpy's (vectorised) value sort when rows fit in the
-    low bits: the row number rides in the bits below the key's top bits. Ties on the top
-    bits fall back to a plain arg-sort, so the result is always a correct ordering."""
+    """Arg-sort of 64-bit keys through numpy's (vectorised) value sort: the row number rides
+    in the low bits below the key's top bits. Keys that share their top bits are then put in
+    full-key order run by run, so the result is always a correct ordering."""
     n = len(keys)
     bits = max(int(n - 1).bit_length(), 1)
     if bits > 32:
@@ -194,6 +194,12 @@ def _argsort(keys: np.ndarray) -> np.ndarray:
     packed.sort()
     order = (packed & mask).astype(np.int64)
     prefixes = packed & ~mask
-    if len(prefixes) > 1 and not np.all(prefixes[1:] != prefixes[:-1]):
-        return np.argsort(keys, kind="stable")  # keys differing only in the low bits
+    tied = np.flatnonzero(prefixes[1:] == prefixes[:-1])
+    if len(tied):
+        # Keys sharing their top bits (rare): put each run of them in full-key order.
+        members = np.unique(np.concatenate([tied, tied + 1]))
+        run = np.cumsum(np.r_[True, np.diff(members) > 1]) if len(members) else members
+        run = run + np.cumsum(np.r_[0, (prefixes[members[1:]] != prefixes[members[:-1]])])
+        local = np.lexsort((keys[order[members]], run))
+        order[members] = order[members][local]
     return order
