@@ -56,7 +56,6 @@ def experiment_detail(request, pk: int):
     split = request.GET.get("split") or next((s for s in ("all", "demo", "low", "medium", "high", "dev") if s in splits), "")
     current = splits.get(split, {})
     stages = selectors.funnel_stages(current)
-    rows = selectors.competition_rows(experiment)
     return render(
         request,
         "results/experiment.html",
@@ -71,7 +70,7 @@ def experiment_detail(request, pk: int):
             "category_figure": figures.breakdown_bars(current["by_category"]) if current.get("by_category") else None,
             "complexity_figure": figures.breakdown_bars(current["by_complexity"]) if len(current.get("by_complexity", {})) > 1 else None,
             "pass_at_k_figure": figures.pass_at_k_curves([(experiment.name, current["pass_at_k"]["values"])]) if current.get("pass_at_k", {}).get("values") else None,
-            "rows": rows,
+            "rows_html": selectors.competition_rows_html(experiment),
             "published": experiment.published_figures,
             "time_figure": _time_scaling_figure(experiment),
         },
