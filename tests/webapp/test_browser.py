@@ -103,3 +103,74 @@ def test_competition_list_filter(page, live_server, site):
     assert "22 competitions" in page.locator("#competition-count").inner_text()
     shot(page, "competitions")
     assert page.console_errors == []
+
+
+@pytest.fixture
+def two_agents(tmp_path):
+    from webapp.competitions.models import KnownIssue
+
+    catalogue_sync()
+    runs = write_runs_folder(tmp_path / "runs", {"aide-o1": 3, "mlab-gpt4o": 3}, split="all", seed=7)
+    call_command("import_grading_reports", str(runs), experiments=runs / "run_group_experiments.csv", publish=True)
+    assert KnownIssue.objects.filter(excludes_from_clean_subset=True).exists()
+    return list(Experiment.objects.order_by("name"))
+
+
+def all_column_values(page, column_index: int) -> list[float]:
+    cells = page.locator(f"#leaderboard tbody tr td:nth-child({column_index})")
+    return [float(cells.nth(i).get_attribute("data-value")) for i in range(cells.count())]
+
+
+def test_leaderboard_sort_filter_clean_subset_and_compare(page, live_server, two_agents):
+    page.goto(live_server.url + "/")
+    assert page.locator("#leaderboard tbody tr").count() == 2
+    # Sorting: click the "All" header twice and the order flips.
+    header = page.locator('#leaderboard th[data-split="all"]')
+    index = [h.get_attribute("data-split") for h in page.locator("#leaderboard thead th").all()].index("all") + 1
+    header.click()
+    first = all_column_values(page, index)
+    assert first == sorted(first, reverse=True)
+    header.click()
+    second = all_column_values(page, index)
+    assert second == sorted(second)
+    shot(page, "leaderboard-sorted")
+    # Filter by scaffold.
+    page.select_option("select[name=scaffold]", "aide-o1")
+    page.click("#leaderboard-filters button[type=submit]")
+    page.wait_for_url("**scaffold=aide-o1**")
+    assert page.locator("#leaderboard tbody tr").count() == 1
+    # The clean-subset switch recomputes the figures.
+    page.goto(live_server.url + "/")
+    before = page.locator('#leaderboard tbody tr td[data-split="all"]').first.inner_text()
+    page.check("#clean-subset")
+    page.wait_for_url("**clean=1**")
+    assert page.locator("#clean-notice").is_visible()
+    after = page.locator('#leaderboard tbody tr td[data-split="all"]').first.inner_text()
+    assert before != after
+    shot(page, "leaderboard-clean")
+    # Compare two rows.
+    page.goto(live_server.url + "/")
+    page.locator(".compare-pick").nth(0).check()
+    assert page.locator("#compare-button").is_disabled()
+    page.locator(".compare-pick").nth(1).check()
+    page.click("#compare-button")
+    page.wait_for_url("**/compare/?experiments=**")
+    page.wait_for_selector("#compare-funnels[data-rendered=true]", timeout=15000)
+    page.wait_for_selector("#compare-pass-at-k[data-rendered=true]", timeout=15000)
+    verdict = page.locator("#verdicts li").first.inner_text()
+    assert "95% CI" in verdict and ("beats" in verdict or "No clear difference" in verdict)
+    shot(page, "compare")
+    assert page.console_errors == []
+
+
+def test_experiment_page_charts(page, live_server, two_agents):
+    experiment = two_agents[0]
+    page.goto(f"{live_server.url}/experiments/{experiment.pk}/")
+    for figure in ("funnel", "pass-at-k", "by-category", "by-complexity"):
+        page.wait_for_selector(f"#{figure}[data-rendered=true]", timeout=15000)
+    assert page.locator("#reports tbody tr").count() == 75 * 3
+    with page.expect_download() as download:
+        page.click("#download-json")
+    assert download.value.suggested_filename.endswith("_grading_report.json")
+    shot(page, "experiment-full")
+    assert page.console_errors == []

@@ -163,3 +163,54 @@ def filter_choices(user) -> dict:
         "scaffolds": sorted(set(qs.values_list("agent__scaffold__name", flat=True))),
         "models": sorted(set(qs.values_list("agent__model__name", flat=True))),
     }
+
+
+LEAK_YES = '<span class="badge warn">yes</span>'
+
+
+def _tri(value) -> str:
+    return "?" if value is None else ("yes" if value else "no")
+
+
+def rows_html(entries: list[dict], shown: list[str]) -> str:
+    """The leaderboard's table body, built in Python (a template loop over hundreds of
+    rows of sixteen cells is most of the page's time). Every value is escaped."""
+    from django.utils.html import escape
+    from django.utils.safestring import mark_safe
+
+    out = []
+    for e in entries:
+        version = f' <span class="muted small">{escape(e["agent_version"])}</span>' if e["agent_version"] else ""
+        badges = f'<span class="badge {escape(e["source"])}">{escape(e["source"])}</span>'
+        if e["figures_source"] == "published":
+            badges += ' <span class="badge">published figures</span>'
+        if not e["is_published"]:
+            badges += ' <span class="badge">private</span>'
+        cells = []
+        for split in shown:
+            value = e["splits"].get(split)
+            if value:
+                cells.append(
+                    f'<td class="num" data-split="{split}" data-value="{value["mean"]}">{value["mean"]:.1f} '
+                    f'<span class="pm">± {value["standard_error"]:.1f}</span></td>'
+                )
+            else:
+                cells.append(f'<td class="num" data-split="{split}" data-value="-1"><span class="muted">—</span></td>')
+        source_cell = "✗"
+        if e["source_available"]:
+            source_cell = f'<a href="{escape(e["source_url"])}" rel="nofollow">✓</a>' if e["source_url"] else "✓"
+        hours = "" if e["runtime_hours"] is None else f"{e['runtime_hours']:g}"
+        out.append(
+            f'<tr data-experiment="{e["id"]}">'
+            f'<td><input type="checkbox" class="compare-pick" value="{e["id"]}" aria-label="compare {escape(e["name"])}"></td>'
+            f'<td class="num" data-value="{e["rank"]}">{e["rank"]}</td>'
+            f'<td>{escape(e["scaffold"])} <span class="muted">×</span> {escape(e["model"])}{version}</td>'
+            f'<td><a href="/experiments/{e["id"]}/">{escape(e["name"])}</a> {badges}</td>'
+            + "".join(cells)
+            + f'<td class="num" data-value="{e["n_seeds"]}">{e["n_seeds"] or ""}</td>'
+            f'<td class="num" data-value="{hours or -1}">{hours}</td>'
+            f'<td>{escape(e["hardware"])}</td><td>{e["date"]}</td><td>{source_cell}</td>'
+            f'<td>{_tri(e["internet_access"])}</td><td>{_tri(e["test_feedback"])}</td>'
+            f"<td>{LEAK_YES if e['known_leakage'] else 'no'}</td></tr>"
+        )
+    return mark_safe("".join(out))

@@ -218,7 +218,7 @@ def pairwise_comparisons(experiments: list[Experiment], split: str) -> list[dict
         try:
             result = compare_experiments(base.name, outcomes[base.pk], other.name, outcomes[other.pk])
         except ValueError as exc:
-            results.append({"a": base, "b": other, "error": str(exc)})
+            results.append({"a": base.name, "b": other.name, "error": str(exc)})
             continue
-        results.append({"a": base, "b": other, **result.to_dict()})
+        results.append(result.to_dict())
     return results

@@ -9,7 +9,7 @@ from webapp import figures
 from benchmark.reports import grading_report_json
 from webapp.results import selectors
 from webapp.results.aggregates import experiment_competition_reports
-from webapp.results.leaderboard import SPLIT_LABELS, SPLITS, LeaderboardFilters, csv_rows, filter_choices, leaderboard_entries
+from webapp.results.leaderboard import SPLIT_LABELS, SPLITS, LeaderboardFilters, csv_rows, filter_choices, leaderboard_entries, rows_html
 
 
 def home(request):
@@ -25,8 +25,6 @@ def home(request):
         writer.writerows(csv_rows(entries))
         return response
     shown = [s for s in (*SPLITS, "demo") if s in SPLITS or any(e["splits"].get(s) for e in entries)]
-    for entry in entries:
-        entry["cells"] = [(split, entry["splits"].get(split)) for split in shown]
     query = request.GET.copy()
     query.pop("format", None)
     return render(
@@ -34,6 +32,7 @@ def home(request):
         "results/home.html",
         {
             "entries": entries,
+            "rows_html": rows_html(entries, shown),
             "splits": [(s, SPLIT_LABELS[s]) for s in shown],
             "filters": filters,
             "query": query.urlencode(),
