@@ -157,6 +157,8 @@ MLEBOARD_HOST_MEMORY = envint("MLEBOARD_HOST_MEMORY", os.sysconf("SC_PAGE_SIZE")
 MLEBOARD_HOST_GPUS = [g for g in envstr("MLEBOARD_HOST_GPUS", "").split(",") if g]
 MLEBOARD_RUN_HEARTBEAT_STALE_S = envint("MLEBOARD_RUN_HEARTBEAT_STALE_S", 300)
 MLEBOARD_RUN_RETRY_S = envint("MLEBOARD_RUN_RETRY_S", 30)
+# Folders holding extra agent folders (agent.yaml + Dockerfile) the site may run.
+MLEBOARD_AGENT_DIRS = [Path(p) for p in envstr("MLEBOARD_AGENT_DIRS", "").split(os.pathsep) if p]
 
 # --- Uploads --------------------------------------------------------------------------
 UPLOAD_MAX_BYTES = envint("MLEBOARD_UPLOAD_MAX_BYTES", 1024**3)

@@ -9,7 +9,7 @@ from django.db.models import Q
 from webapp.results.selectors import experiments_visible_to
 
 SPLITS = ("low", "medium", "high", "all")
-SPLIT_LABELS = {"low": "Low (Lite)", "medium": "Medium", "high": "High", "all": "All", "demo": "Demo", "dev": "Dev"}
+SPLIT_LABELS = {"low": "Low (Lite)", "medium": "Medium", "high": "High", "all": "All", "demo": "Demo", "dev": "Dev", "ran": "Competitions run"}
 TRI_STATE_FILTERS = ("internet_access", "test_feedback", "source_available", "known_leakage")
 
 

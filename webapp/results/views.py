@@ -52,7 +52,7 @@ def experiment_detail(request, pk: int):
     experiment = _visible_experiment(request, pk)
     clean = request.GET.get("clean", "") in ("1", "true", "on")
     splits = selectors.split_figures(experiment, clean=clean)
-    split = request.GET.get("split") or next((s for s in ("all", "demo", "low", "medium", "high", "dev") if s in splits), "")
+    split = request.GET.get("split") or next((s for s in ("all", "demo", "low", "medium", "high", "dev", "ran") if s in splits), "")
     current = splits.get(split, {})
     stages = selectors.funnel_stages(current)
     return render(
@@ -119,7 +119,7 @@ def compare(request):
     if len(chosen) < 2:
         context["error"] = "Pick two or more experiments you can see (from the leaderboard), e.g. /compare/?experiments=3,7."
         return render(request, "results/compare.html", context, status=200 if not raw else 400)
-    common = [s for s in ("all", "low", "medium", "high", "demo", "dev") if all(s in selectors.split_figures(e) for e in chosen)]
+    common = [s for s in ("all", "low", "medium", "high", "demo", "dev", "ran") if all(s in selectors.split_figures(e) for e in chosen)]
     split = request.GET.get("split") or (common[0] if common else "")
     per_experiment = [(e, selectors.split_figures(e).get(split, {})) for e in chosen]
     comparisons = selectors.pairwise_comparisons(chosen, split)

@@ -68,6 +68,7 @@ class AgentRun(models.Model):
     egress_granted = models.BooleanField(default=False)
     output_dir = models.CharField(max_length=500, blank=True)
     overhead = models.JSONField(default=dict, blank=True)
+    validation_counts = models.JSONField(default=dict, blank=True)
     gpu_ids = models.JSONField(default=list, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)

@@ -48,6 +48,7 @@ def agent_run_status(run: AgentRun) -> dict:
         "egress_granted": run.egress_granted,
         "cancel_requested": run.cancel_requested,
         "overhead": run.overhead,
+        "validation_counts": run.validation_counts,
         "grading": run.result_run.status if run.result_run_id else None,
         "heartbeat_at": run.heartbeat_at.isoformat() if run.heartbeat_at else None,
     }

@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchmark.catalogue import competitions_in_split
-from runner.agent_definition import AgentConfigError, find_agent
+from runner.agent_definition import AgentConfigError, AgentDefinition, load_agent, shipped_agents
 from runner.spec import Resources
 from webapp.competitions.models import Competition
 from webapp.results.models import Experiment, Run
@@ -40,6 +40,25 @@ def host_capacity() -> HostCapacity:
     )
 
 
+def site_agents() -> dict[str, AgentDefinition]:
+    """The agents this site can run: the shipped ones, plus every agent folder found in
+    the folders of MLEBOARD_AGENT_DIRS (an operator's own agents)."""
+    agents = dict(shipped_agents())
+    for folder in settings.MLEBOARD_AGENT_DIRS:
+        for candidate in sorted(Path(folder).iterdir()) if Path(folder).is_dir() else []:
+            if (candidate / "agent.yaml").is_file():
+                agent = load_agent(candidate)
+                agents[agent.name] = agent
+    return agents
+
+
+def find_site_agent(name: str) -> AgentDefinition:
+    agents = site_agents()
+    if name not in agents:
+        raise AgentConfigError(f"no agent {name!r} on this site; known: {', '.join(sorted(agents))}")
+    return agents[name]
+
+
 def launch_create(
     *,
     owner,
@@ -59,7 +78,7 @@ def launch_create(
     (competition, seed); the runs are dispatched on the ``runs`` queue after commit.
     Raises LaunchRefused with a message a person can act on."""
     try:
-        agent = find_agent(agent_name)
+        agent = find_site_agent(agent_name)
     except AgentConfigError as exc:
         raise LaunchRefused(str(exc)) from None
     ids = list(dict.fromkeys(competitions or []))
@@ -174,7 +193,7 @@ def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
         )
         raise RetryLater(f"no room on this host for {run}")
     try:
-        agent = find_agent(launch.agent_name)
+        agent = find_site_agent(launch.agent_name)
         resources = Resources(
             cpus=launch.cpus,
             memory=launch.memory_bytes,
@@ -255,6 +274,7 @@ def _record_outcome(run: AgentRun, outcome) -> AgentRun:
             duration_s=outcome.duration_s,
             egress_granted=outcome.egress_granted,
             overhead=outcome.overhead,
+            validation_counts=outcome.validation_counts,
             finished_at=timezone.now(),
         )
         _hand_to_grading(run, submission=outcome.submission_path)

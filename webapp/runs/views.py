@@ -7,10 +7,9 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from runner.agent_definition import shipped_agents
 from webapp.runs import selectors
 from webapp.runs.api import launch_from_input
-from webapp.runs.services import LaunchRefused, agent_run_cancel
+from webapp.runs.services import LaunchRefused, agent_run_cancel, site_agents
 
 SPLITS = [("", "— none —"), ("low", "Low (Lite)"), ("medium", "Medium"), ("high", "High"), ("all", "All"), ("demo", "Demo")]
 
@@ -30,7 +29,7 @@ class LaunchForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["agent"].choices = [(name, name) for name in shipped_agents()]
+        self.fields["agent"].choices = [(name, name) for name in site_agents()]
 
 
 @login_required

@@ -1,0 +1,145 @@
+"""Agent runs launched from the site: dispatched through Celery (Redis in CI) to a real
+worker, run in containers on the real Docker engine, graded, and shown on the site."""
+
+import json
+import time
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.test import Client
+from rest_framework.authtoken.models import Token
+
+from benchmark.demo import DEMO_COMPETITIONS, build_demo
+from webapp.competitions.models import Competition
+from webapp.competitions.services import catalogue_sync, leaderboard_import_file
+from webapp.results.models import ExperimentAggregate, GradeReport
+from webapp.runs.models import AgentRun, Launch
+
+from .conftest import wait_for
+
+pytestmark = [pytest.mark.services, pytest.mark.docker, pytest.mark.django_db(transaction=True)]
+
+SLEEPER_YAML = "name: sleeper\ndescription: Sleeps; for cancel tests.\nstart: [sleep, '600']\negress: false\n"
+SLEEPER_DOCKERFILE = "ARG BASE_IMAGE=mleboard/base:latest\nFROM ${BASE_IMAGE}\nCOPY --chown=1000:1000 . /home/agent\nWORKDIR /home/agent\nUSER agent\n"
+
+
+@pytest.fixture
+def agent_dirs(tmp_path):
+    folder = tmp_path / "agents" / "sleeper"
+    folder.mkdir(parents=True)
+    (folder / "agent.yaml").write_text(SLEEPER_YAML)
+    (folder / "Dockerfile").write_text(SLEEPER_DOCKERFILE)
+    return tmp_path / "agents"
+
+
+@pytest.fixture
+def images(agent_dirs):
+    import docker
+
+    from runner.agent_definition import find_agent, load_agent
+    from runner.images import build_agent_image, build_base_image
+
+    client = docker.from_env()
+    client.ping()  # no engine: the test fails here, it is not skipped
+    build_base_image(client)
+    for agent in (find_agent("baseline"), load_agent(agent_dirs / "sleeper")):
+        build_agent_image(client, agent)
+    return client
+
+
+@pytest.fixture
+def site(tmp_path, settings, agent_dirs, monkeypatch):
+    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_ROOT.mkdir()
+    settings.MLEBOARD_AGENT_DIRS = [agent_dirs]
+    monkeypatch.setenv("MLEBOARD_AGENT_DIRS", str(agent_dirs))
+    monkeypatch.setenv("MLEBOARD_RUN_BACKEND", "docker")
+    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1, competitions=DEMO_COMPETITIONS)
+    catalogue_sync()
+    for cid in DEMO_COMPETITIONS:
+        leaderboard_import_file(Competition.objects.get(slug=cid), build.leaderboards[cid])
+    return build
+
+
+@pytest.fixture
+def runner_user(django_user_model):
+    user = django_user_model.objects.create_user("erin", password="pw-erin-1234")
+    user.user_permissions.add(Permission.objects.get(codename="launch_agent_runs"))
+    return user
+
+
+def api_for(user) -> Client:
+    return Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+
+
+def launch(api, **body):
+    response = api.post("/api/launches/", json.dumps(body), content_type="application/json")
+    assert response.status_code == 201, response.content
+    return response.json()["id"]
+
+
+def test_baseline_runs_end_to_end_from_the_site(images, site, celery_worker_process, runner_user):
+    api = api_for(runner_user)
+    launch_id = launch(
+        api, agent="baseline", competitions=["demo-breast-cancer"], seeds=1,
+        cpus=1, memory="2g", gpus=0, time_limit_s=600, backend="docker",
+    )
+    status = wait_for(
+        lambda: (s := api.get(f"/api/launches/{launch_id}/").json())["runs"][0]["grading"] == "graded" and s,
+        timeout=240,
+    )
+    run = status["runs"][0]
+    assert run["status"] == "completed", (run, celery_worker_process.log_path.read_text()[-3000:])
+    # The agent asked the validation service (outside its container) and was answered.
+    assert run["validation_counts"]["answered"] >= 1 and run["validation_counts"]["errors"] == 0
+    report = GradeReport.objects.get(run__experiment__launch__pk=launch_id, is_current=True)
+    assert report.submission_exists and report.valid_submission and report.score > 0.9
+    # The experiment is on the site with its funnel (made submission, valid).
+    experiment = Launch.objects.get(pk=launch_id).experiment
+    wait_for(lambda: ExperimentAggregate.objects.filter(experiment=experiment, summary__has_key="ran").exists(), timeout=60)
+    owner = Client()
+    owner.login(username="erin", password="pw-erin-1234")
+    page = owner.get(f"/experiments/{experiment.pk}/")
+    assert page.status_code == 200 and 'id="funnel-data"' in page.content.decode()
+    log = api.get(f"/api/agent-runs/{run['id']}/").json()["log_tail"]
+    assert log  # the agent's output was captured
+
+
+def test_cancelling_a_running_run_stops_its_container_within_seconds(images, site, celery_worker_process, runner_user):
+    api = api_for(runner_user)
+    launch_id = launch(
+        api, agent="sleeper", competitions=["demo-wine"], seeds=1, cpus=1, memory="512m", gpus=0,
+        time_limit_s=600, backend="docker",
+    )
+    run = AgentRun.objects.get(launch_id=launch_id)
+    wait_for(lambda: AgentRun.objects.get(pk=run.pk).status == AgentRun.Status.RUNNING, timeout=120)
+    wait_for(lambda: images.containers.list(filters={"label": "org.mleboard.run=1"}), timeout=60)
+    asked = time.monotonic()
+    response = api.post(f"/api/agent-runs/{run.pk}/cancel/")
+    assert response.status_code == 202
+    wait_for(lambda: AgentRun.objects.get(pk=run.pk).status == AgentRun.Status.CANCELLED, timeout=30)
+    stopped_after = time.monotonic() - asked
+    assert stopped_after < 15, stopped_after
+    assert images.containers.list(all=True, filters={"label": "org.mleboard.run=1"}) == []
+    # A cancelled run is still a result: graded as "no submission".
+    wait_for(lambda: GradeReport.objects.filter(run__agent_run=run).exists(), timeout=60)
+    assert not GradeReport.objects.get(run__agent_run=run).submission_exists
+
+
+def test_launch_needs_the_permission(site, django_user_model):
+    user = django_user_model.objects.create_user("frank", password="pw-frank-123")
+    response = api_for(user).post("/api/launches/", json.dumps({"agent": "baseline", "split": "demo"}), content_type="application/json")
+    assert response.status_code == 403
+    assert Launch.objects.count() == 0
+
+
+def test_a_run_larger_than_the_host_is_refused_with_the_reason(site, runner_user, settings):
+    from webapp.runs.services import agent_run_execute
+
+    settings.MLEBOARD_HOST_CPUS = 2
+    launch_id = launch(api_for(runner_user), agent="baseline", competitions=["demo-wine"], seeds=1, cpus=36, gpus=0)
+    run = AgentRun.objects.get(launch_id=launch_id)
+    agent_run_execute(run.pk, token="t")
+    run.refresh_from_db()
+    assert run.status == AgentRun.Status.HARNESS_ERROR and "36 CPUs requested, the host has 2" in run.message
