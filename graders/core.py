@@ -160,9 +160,10 @@ class CompetitionGrader(ABC):
         missing = self._missing_reason(Path(submission_path))
         if missing:
             return GradeResult(None, False, False, missing, self.grader_version)
-        answers = self.load_answers(data_dir)
         try:
-            prepared = self.prepare(self.read_submission(Path(submission_path)), answers)
+            submission, answers = self._read_both(Path(submission_path), data_dir)
+            prepared = self.prepare(submission, answers)
+            del submission
             score = self.compute(prepared)
         except InvalidSubmission as error:
             return GradeResult(None, False, True, str(error), self.grader_version)
@@ -181,9 +182,10 @@ class CompetitionGrader(ABC):
         missing = self._missing_reason(Path(submission_path))
         if missing:
             return ValidationResult(False, missing)
-        answers = self.load_answers(data_dir)
         try:
-            prepared = self.prepare(self.read_submission(Path(submission_path)), answers)
+            submission, answers = self._read_both(Path(submission_path), data_dir)
+            prepared = self.prepare(submission, answers)
+            del submission
             if self.validate_computes:
                 self.compute(prepared)
         except InvalidSubmission as error:
@@ -195,6 +197,24 @@ class CompetitionGrader(ABC):
                 False, f"Submission could not be checked: {type(error).__name__}: {error}"
             )
         return ValidationResult(True, VALID_MESSAGE)
+
+    def _read_both(self, submission_path: Path, data_dir: Path) -> tuple[Any, Any]:
+        """(submission, answers), the answers read on a second thread meanwhile.
+
+        Both reads spend their time in pyarrow's C++ code, which releases the GIL, so on
+        two cores this takes about as long as the larger of the two. ``AnswersMissing``
+        and ``GraderError`` from the answers propagate unchanged.
+        """
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            answers = pool.submit(self.load_answers, data_dir)
+            try:
+                submission = self.read_submission(submission_path)
+            except BaseException:
+                answers.result()  # an infrastructure problem outranks a bad submission
+                raise
+            return submission, answers.result()
 
     @staticmethod
     def _missing_reason(path: Path) -> str | None:

@@ -15,7 +15,13 @@ from graders.metrics.roc_auc import (
     roc_auc,
 )
 from graders.results import InvalidSubmission
-from graders.validation import check_probabilities, numeric_column, require_columns
+from graders.validation import (
+    check_finite,
+    check_probabilities,
+    numeric_column,
+    require_columns,
+    require_row_count,
+)
 
 
 def _scores(table: pa.Table, name: str) -> np.ndarray:
@@ -31,8 +37,6 @@ class RocAucGrader(IdAlignedGrader):
     def prepare(self, submission: pa.Table, answers: pa.Table):
         self.check_columns(submission)
         target = self.target_columns[0]
-        from graders.validation import require_row_count
-
         require_row_count(submission, answers.num_rows)
         # The range check comes before the id check in MLE-bench; NaN passes it but then
         # fails inside scikit-learn, so both are reported here.
@@ -68,8 +72,6 @@ class ColumnwiseAucGrader(IdAlignedGrader):
         values = numeric_column(table, name, allow_nan=True)
         if self.probabilities:
             check_probabilities(values, name)
-        from graders.validation import check_finite
-
         check_finite(values, name)
         return values
 

@@ -1,19 +1,21 @@
 """The common shape of most graders: one row per test id, paired with the answers by id.
 
 MLE-bench's usual check is "same number of rows, sort both by id, the id sequences must be
-identical". ``IdAlignedGrader.aligned`` performs it with a hash join (no sort of text), says
-which ids are missing, unknown or repeated, and returns the submission's rows in the answers'
-order. Subclasses implement ``prepare`` on top of it and ``compute``.
+identical". ``IdAlignedGrader.aligned`` performs it without sorting text (see
+``graders.validation.align_ids``), says which ids are missing, unknown or repeated, and
+returns the submission's rows in the answers' order. Subclasses implement ``prepare`` on top of it and ``compute``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from graders.arrow_numpy import from_numpy, to_numpy
 from graders.core import CompetitionGrader
+from graders.results import InvalidSubmission
 from graders.validation import align_ids, require_columns, require_row_count
 
 
@@ -77,8 +79,6 @@ class IdAlignedGrader(CompetitionGrader):
 
 
 def _is_identity(order) -> bool:
-    import numpy as np
-
     return bool(np.array_equal(order, np.arange(len(order))))
 
 
@@ -89,10 +89,6 @@ def label_values(table: pa.Table, name: str):
     a numpy array - integers with empty cells become float with NaN, as in pandas. Booleans
     with empty cells have no numpy form scikit-learn accepts and are rejected here.
     """
-    import numpy as np
-
-    from graders.results import InvalidSubmission
-
     column = table.column(name)
     kind = column.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from graders.competitions.columns import IdAlignedGrader
 from graders.metrics.classification import f1_micro_counts
 from graders.results import GraderError, InvalidSubmission
-from graders.validation import require_columns
+from graders.validation import align_ids, require_columns
 
 _SPAN = pa.struct([("start_token", pa.int64()), ("end_token", pa.int64())])
 _SCHEMA = pa.schema(
@@ -95,8 +95,6 @@ class NaturalQuestionsGrader(IdAlignedGrader):
                 pc.binary_join_element_wise(base, "_short", ""),
             ]
         )
-        from graders.validation import align_ids
-
         align_ids(ids, expected, "example_id", numeric_fallback=False)
 
         is_long = pc.ends_with(ids, "_long").to_numpy(zero_copy_only=False)

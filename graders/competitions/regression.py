@@ -20,6 +20,7 @@ from graders.metrics.regression import (
 from graders.results import InvalidSubmission
 from graders.validation import (
     align_ids,
+    check_finite,
     check_range,
     numeric_column,
     require_columns,
@@ -80,8 +81,6 @@ class ErrorGrader(IdAlignedGrader):
 
 
 def _finite(values: np.ndarray, name: str) -> np.ndarray:
-    from graders.validation import check_finite
-
     check_finite(values, name)
     return values
 

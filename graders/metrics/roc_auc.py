@@ -36,19 +36,21 @@ def roc_curve(
     ``positive`` is a boolean array (row is of the positive class); ``score`` float64.
     Rates are NaN when a class is absent, as in scikit-learn.
     """
-    # scikit-learn sorts (score, truth) pairs by descending score and reads the running
-    # count of positives at the last row of each distinct score. Those counts are exact
-    # integers, so counting positives at or above each distinct score gives the same floats
-    # with two plain sorts instead of an arg-sort.
-    descending = np.sort(score)[::-1]
-    distinct = np.where(np.diff(descending))[0]
-    threshold_idxs = np.r_[distinct, positive.size - 1]
+    # scikit-learn sorts (score, truth) pairs by descending score and reads, at the last row
+    # of each distinct score, the running counts of positives (tps) and negatives (fps).
+    # Those counts are exact integers: counting the positives and negatives scored at or
+    # above each distinct score gives the same floats, from two half-size sorts.
     positive_scores = np.sort(score[positive])
-    at_threshold = descending[threshold_idxs]
-    tps = (
-        len(positive_scores) - np.searchsorted(positive_scores, at_threshold, side="left")
-    ).astype(np.float64)
-    fps = 1 + threshold_idxs - tps
+    negative_scores = np.sort(score[~positive])
+    merged = np.sort(np.concatenate([positive_scores, negative_scores]), kind="stable")
+    last = np.r_[np.flatnonzero(np.diff(merged)), merged.size - 1]  # ascending distinct
+    distinct = merged[last][::-1]  # descending, as scikit-learn walks the curve
+    tps = (len(positive_scores) - np.searchsorted(positive_scores, distinct, "left")).astype(
+        np.float64
+    )
+    fps = (len(negative_scores) - np.searchsorted(negative_scores, distinct, "left")).astype(
+        np.float64
+    )
     if drop_intermediate and len(fps) > 2:
         optimal = np.where(np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True])[0]
         fps = fps[optimal]
