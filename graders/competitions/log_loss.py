@@ -26,7 +26,13 @@ from graders.validation import (
 def _probabilities(table: pa.Table, columns: list[str]) -> np.ndarray:
     """(rows, classes) probabilities; NaN is out of range (pandas comparisons are False)."""
     matrix = np.column_stack([numeric_column(table, c, allow_nan=True) for c in columns])
-    bad = np.isnan(matrix) | (matrix < 0) | (matrix > 1)
+    _check_probability_matrix(matrix, columns)
+    return matrix
+
+
+def _check_probability_matrix(matrix: np.ndarray, columns: list[str]) -> None:
+    with np.errstate(invalid="ignore"):
+        bad = np.isnan(matrix) | (matrix < 0) | (matrix > 1)
     if bad.any():
         rows, cols = np.nonzero(bad)
         first = f"row {int(rows[0]) + 1}, column '{columns[int(cols[0])]}'"
@@ -34,7 +40,6 @@ def _probabilities(table: pa.Table, columns: list[str]) -> np.ndarray:
             f"All probabilities must be numbers between 0 and 1; {int(bad.sum())} are not "
             f"(first at {first})."
         )
-    return matrix
 
 
 def _row_sums(matrix: np.ndarray) -> np.ndarray:
@@ -78,15 +83,13 @@ class MulticlassLogLossGrader(IdAlignedGrader):
         if self.id_first and submission.column_names[0] != self.id_column:
             raise InvalidSubmission(f"The first column must be '{self.id_column}'.")
         require_row_count(submission, answers.num_rows)
+        matrix = np.column_stack([numeric_column(submission, c, allow_nan=True) for c in classes])
+        if self.sum_check == "round6":  # lmsys checks the range first, then the sums
+            _check_probability_matrix(matrix, classes)
+        sums = _row_sums(matrix)
         if self.sum_check == "round6":
-            matrix = _probabilities(submission, classes)
-            sums = _row_sums(matrix)
             bad = np.round(sums, 6) != 1
         else:
-            matrix = np.column_stack(
-                [numeric_column(submission, c, allow_nan=True) for c in classes]
-            )
-            sums = _row_sums(matrix)
             bad = ~np.isclose(sums, 1, atol=1e-6)
         if bad.any():
             first = int(np.flatnonzero(bad)[0])
@@ -95,7 +98,7 @@ class MulticlassLogLossGrader(IdAlignedGrader):
                 f"(first: data row {first + 1} sums to {sums[first]!r})."
             )
         if self.sum_check != "round6":
-            matrix = _probabilities(submission, classes)
+            _check_probability_matrix(matrix, classes)
         order = align_ids(
             submission.column(self.id_column), answers.column(self.id_column), self.id_column
         )
