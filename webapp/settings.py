@@ -126,6 +126,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(_broker_dir / "queue"),
         "data_folder_processed": str(_broker_dir / "processed"),
         "store_processed": False,
+        # The folder is polled; the default second between polls caps a worker at about
+        # one task a second.
+        "polling_interval": 0.05,
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True

@@ -12,7 +12,7 @@ from graders import GraderError
 from webapp.results.aggregates import experiment_aggregate_refresh
 from webapp.results.grading import run_fail, run_grade, runs_reap_stuck
 from webapp.results.models import Run
-from webapp.results.uploads import upload_finish_if_done, upload_process
+from webapp.results.uploads import upload_fail, upload_finish_if_done, upload_process
 
 log = logging.getLogger(__name__)
 
@@ -58,17 +58,23 @@ def refresh_experiment_aggregate(experiment_id: int) -> None:
 
 
 @shared_task(
+    bind=True,
     name="webapp.results.tasks.process_upload",
     acks_late=True,
     reject_on_worker_lost=True,
     soft_time_limit=1800,
     time_limit=1900,
-    autoretry_for=(OperationalError, InterfaceError),
+    autoretry_for=INFRASTRUCTURE_ERRORS,
     retry_backoff=5,
     max_retries=3,
 )
-def process_upload(upload_id: int) -> None:
-    upload_process(upload_id)
+def process_upload(self, upload_id: int) -> None:
+    try:
+        upload_process(upload_id)
+    except INFRASTRUCTURE_ERRORS as exc:
+        if self.request.retries >= self.max_retries:
+            upload_fail(upload_id, f"the upload could not be processed ({type(exc).__name__}: {exc}); it is stored, try again later")
+        raise
 
 
 @shared_task(name="webapp.results.tasks.reap_stuck_runs")

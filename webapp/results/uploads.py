@@ -134,6 +134,11 @@ def upload_process(upload_id: int) -> Upload | None:
         shutil.rmtree(dest, ignore_errors=True)
         upload_fail(upload.pk, str(exc))
         return Upload.objects.get(pk=upload.pk)
+    except Exception:
+        # Not the upload's fault (storage or database trouble): hand it back for a retry.
+        shutil.rmtree(dest, ignore_errors=True)
+        Upload.objects.filter(pk=upload.pk, status=Upload.Status.PROCESSING).update(status=Upload.Status.QUEUED)
+        raise
     upload.refresh_from_db()
     if contents.kind == "reports":
         Upload.objects.filter(pk=upload.pk).update(status=Upload.Status.GRADED)
