@@ -52,15 +52,26 @@ def main() -> None:
 
     started = time.perf_counter()
     runs = write_runs_folder(
-        work / "runs", {f"agent-{i:03d}": args.seeds for i in range(args.experiments)}, split="all", seed=1
+        work / "runs",
+        {f"agent-{i:03d}": args.seeds for i in range(args.experiments)},
+        split="all",
+        seed=1,
     )
     print(f"wrote the runs folder: {time.perf_counter() - started:.1f} s")
 
     started = time.perf_counter()
-    call_command("import_grading_reports", str(runs), experiments=runs / "run_group_experiments.csv", publish=True, verbosity=0)
+    call_command(
+        "import_grading_reports",
+        str(runs),
+        experiments=runs / "run_group_experiments.csv",
+        publish=True,
+        verbosity=0,
+    )
     elapsed = time.perf_counter() - started
     n = GradeReport.objects.count()
-    print(f"import_grading_reports: {n} reports in {elapsed:.1f} s ({n / elapsed:,.0f} reports/s, aggregates included)")
+    print(
+        f"import_grading_reports: {n} reports in {elapsed:.1f} s ({n / elapsed:,.0f} reports/s, aggregates included)"
+    )
 
     # A human leaderboard for the competition page.
     from benchmark.leaderboard import PrivateLeaderboard
@@ -68,7 +79,9 @@ def main() -> None:
     comp = Competition.objects.get(slug="spaceship-titanic")
     scores = tuple(round(0.85 - i * 0.0001, 5) for i in range(1967))
     none = (None,) * len(scores)
-    leaderboard_store(comp, PrivateLeaderboard(scores, none, none, none, "mlebench", False), source_name="bench")
+    leaderboard_store(
+        comp, PrivateLeaderboard(scores, none, none, none, "mlebench", False), source_name="bench"
+    )
 
     ids = list(Experiment.objects.order_by("pk").values_list("pk", flat=True))
     client = Client()

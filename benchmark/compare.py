@@ -28,7 +28,9 @@ class RunOutcome:
     level: int  # one of LEVELS' values
 
 
-def outcome_level(*, valid: bool, above_median: bool, bronze: bool, silver: bool, gold: bool) -> int:
+def outcome_level(
+    *, valid: bool, above_median: bool, bronze: bool, silver: bool, gold: bool
+) -> int:
     if gold:
         return LEVELS["gold"]
     if silver:
@@ -51,7 +53,9 @@ def _binomial_cdfs(medals: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     return cdf
 
 
-def _bootstrap_rates(medals: np.ndarray, seeds: np.ndarray, comp_idx: np.ndarray, rng) -> np.ndarray:
+def _bootstrap_rates(
+    medals: np.ndarray, seeds: np.ndarray, comp_idx: np.ndarray, rng
+) -> np.ndarray:
     """Mean medal rate (0-1) per bootstrap sample. ``comp_idx`` (B x C) picks competitions;
     within each picked competition its seeds are drawn with replacement. For 0/1 outcomes
     the medals among n seeds drawn with replacement are Binomial(n, medals/n); they are
@@ -161,7 +165,9 @@ def compare_experiments(
     difference = 100 * (rate_a.mean() - rate_b.mean())
 
     comp_idx = rng.integers(0, len(shared), size=(n_bootstrap, len(shared)))
-    boot = 100 * (_bootstrap_rates(med_a, n_a, comp_idx, rng) - _bootstrap_rates(med_b, n_b, comp_idx, rng))
+    boot = 100 * (
+        _bootstrap_rates(med_a, n_a, comp_idx, rng) - _bootstrap_rates(med_b, n_b, comp_idx, rng)
+    )
     lower, upper = np.percentile(boot, [2.5, 97.5])
     p_value = sign_flip_p_value(rate_a - rate_b, rng)
 
@@ -204,7 +210,9 @@ def compare_experiments(
     )
 
 
-def medal_gap(score: float | None, median: float | None, gold: float | None, lower_is_better: bool) -> float | None:
+def medal_gap(
+    score: float | None, median: float | None, gold: float | None, lower_is_better: bool
+) -> float | None:
     """Where a score sits between the leaderboard median (0) and the gold line (1):
     negative below the median, above 1 beyond gold. None when undefined."""
     if score is None or median is None or gold is None:

@@ -30,6 +30,8 @@ def pytest_sessionstart(session):
 def shared_mlebench() -> Path:
     """MLE-bench facts and a checkout shipped beside the repository (third-party material
     the project reads at test time but does not copy)."""
-    path = Path(os.environ.get("MLEBOARD_SHARED_MLEBENCH", REPO_ROOT.parent / "shared" / "mlebench"))
+    path = Path(
+        os.environ.get("MLEBOARD_SHARED_MLEBENCH", REPO_ROOT.parent / "shared" / "mlebench")
+    )
     assert path.is_dir(), f"MLE-bench material not found at {path}; set MLEBOARD_SHARED_MLEBENCH"
     return path

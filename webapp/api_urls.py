@@ -6,16 +6,38 @@ from webapp.results import upload_api
 from webapp.runs import api as run_api
 
 urlpatterns = [
-    path("competitions/", competition_api.CompetitionListApi.as_view(), name="api-competition-list"),
-    path("competitions/<str:slug>/", competition_api.CompetitionDetailApi.as_view(), name="api-competition-detail"),
+    path(
+        "competitions/", competition_api.CompetitionListApi.as_view(), name="api-competition-list"
+    ),
+    path(
+        "competitions/<str:slug>/",
+        competition_api.CompetitionDetailApi.as_view(),
+        name="api-competition-detail",
+    ),
     path("experiments/", result_api.ExperimentListApi.as_view(), name="api-experiment-list"),
-    path("experiments/<int:pk>/", result_api.ExperimentDetailApi.as_view(), name="api-experiment-detail"),
-    path("experiments/<int:pk>/reports/", result_api.ExperimentReportsApi.as_view(), name="api-experiment-reports"),
-    path("experiments/<int:pk>/regrade/", upload_api.ExperimentRegradeApi.as_view(), name="api-experiment-regrade"),
+    path(
+        "experiments/<int:pk>/",
+        result_api.ExperimentDetailApi.as_view(),
+        name="api-experiment-detail",
+    ),
+    path(
+        "experiments/<int:pk>/reports/",
+        result_api.ExperimentReportsApi.as_view(),
+        name="api-experiment-reports",
+    ),
+    path(
+        "experiments/<int:pk>/regrade/",
+        upload_api.ExperimentRegradeApi.as_view(),
+        name="api-experiment-regrade",
+    ),
     path("launches/", run_api.LaunchCreateApi.as_view(), name="api-launch-create"),
     path("launches/<int:pk>/", run_api.LaunchDetailApi.as_view(), name="api-launch-detail"),
     path("agent-runs/<int:pk>/", run_api.AgentRunDetailApi.as_view(), name="api-agent-run-detail"),
-    path("agent-runs/<int:pk>/cancel/", run_api.AgentRunCancelApi.as_view(), name="api-agent-run-cancel"),
+    path(
+        "agent-runs/<int:pk>/cancel/",
+        run_api.AgentRunCancelApi.as_view(),
+        name="api-agent-run-cancel",
+    ),
     path("uploads/", upload_api.UploadCreateApi.as_view(), name="api-upload-create"),
     path("uploads/<int:pk>/", upload_api.UploadDetailApi.as_view(), name="api-upload-detail"),
 ]

@@ -49,7 +49,11 @@ def leaderboard_distribution(
                 "x1": value,
                 "y0": 0,
                 "y1": 1,
-                "line": {"color": MEDAL_COLOURS[key], "width": 2, "dash": "dot" if key == "median" else "solid"},
+                "line": {
+                    "color": MEDAL_COLOURS[key],
+                    "width": 2,
+                    "dash": "dot" if key == "median" else "solid",
+                },
             }
         )
         annotations.append(
@@ -101,8 +105,22 @@ def funnel(stages: Sequence[dict]) -> dict:
             "type": "bar",
             "x": labels,
             "y": [s["mean"] for s in stages],
-            "error_y": {"type": "data", "array": [s["standard_error"] or 0 for s in stages], "visible": True},
-            "marker": {"color": ["#4a6fa5", "#5b8bd0", "#7aa6e0", MEDAL_COLOURS["bronze"], MEDAL_COLOURS["silver"], MEDAL_COLOURS["gold"], "#2e7d32"][: len(stages)]},
+            "error_y": {
+                "type": "data",
+                "array": [s["standard_error"] or 0 for s in stages],
+                "visible": True,
+            },
+            "marker": {
+                "color": [
+                    "#4a6fa5",
+                    "#5b8bd0",
+                    "#7aa6e0",
+                    MEDAL_COLOURS["bronze"],
+                    MEDAL_COLOURS["silver"],
+                    MEDAL_COLOURS["gold"],
+                    "#2e7d32",
+                ][: len(stages)]
+            },
             "name": "mean ± SEM",
             "hovertemplate": "%{x}: %{y:.1f}%<extra></extra>",
         }
@@ -198,7 +216,11 @@ def funnels_side_by_side(series: Sequence[tuple[str, Sequence[dict]]]) -> dict:
                 "name": label,
                 "x": [s["label"] for s in stages],
                 "y": [s["mean"] for s in stages],
-                "error_y": {"type": "data", "array": [s["standard_error"] or 0 for s in stages], "visible": True},
+                "error_y": {
+                    "type": "data",
+                    "array": [s["standard_error"] or 0 for s in stages],
+                    "visible": True,
+                },
                 "hovertemplate": "%{x}: %{y:.1f}%<extra>" + label + "</extra>",
             }
             for label, stages in series

@@ -18,7 +18,9 @@ VAR_DIR = Path(envstr("MLEBOARD_VAR_DIR", str(BASE_DIR / "var")))
 
 SECRET_KEY = envstr("SECRET_KEY", "dev-only-insecure-key-set-SECRET_KEY-in-production")
 DEBUG = envbool("DEBUG", "false")
-ALLOWED_HOSTS = [h for h in envstr("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h]
+ALLOWED_HOSTS = [
+    h for h in envstr("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h
+]
 CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
 INSTALLED_APPS = [
@@ -95,7 +97,10 @@ STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Plotly's JS is served from the plotly package itself: no CDN, no copy in our tree.
-STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", Path(plotly.__file__).parent / "package_data")]
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    ("vendor/plotly", Path(plotly.__file__).parent / "package_data"),
+]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
@@ -119,12 +124,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 26 * 3600),
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (_broker_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS |= {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "data_folder_processed": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
         # The folder is polled; the default second between polls caps a worker at about
         # one task a second.
@@ -156,7 +162,9 @@ CELERY_BEAT_SCHEDULE = {
 # docker on hosts with a Docker engine.
 MLEBOARD_RUN_BACKEND = envstr("MLEBOARD_RUN_BACKEND", "local")
 MLEBOARD_HOST_CPUS = float(envstr("MLEBOARD_HOST_CPUS", str(os.cpu_count() or 1)))
-MLEBOARD_HOST_MEMORY = envint("MLEBOARD_HOST_MEMORY", os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+MLEBOARD_HOST_MEMORY = envint(
+    "MLEBOARD_HOST_MEMORY", os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+)
 MLEBOARD_HOST_GPUS = [g for g in envstr("MLEBOARD_HOST_GPUS", "").split(",") if g]
 MLEBOARD_RUN_HEARTBEAT_STALE_S = envint("MLEBOARD_RUN_HEARTBEAT_STALE_S", 300)
 MLEBOARD_RUN_RETRY_S = envint("MLEBOARD_RUN_RETRY_S", 30)

@@ -11,9 +11,15 @@ from webapp.runs import views as run_views
 urlpatterns = [
     path("", result_views.home, name="home"),
     path("competitions/", competition_views.competition_list, name="competition-list"),
-    path("competitions/<str:slug>/", competition_views.competition_detail, name="competition-detail"),
+    path(
+        "competitions/<str:slug>/", competition_views.competition_detail, name="competition-detail"
+    ),
     path("experiments/<int:pk>/", result_views.experiment_detail, name="experiment-detail"),
-    path("experiments/<int:pk>/reports.<str:fmt>", result_views.experiment_reports_download, name="experiment-reports-download"),
+    path(
+        "experiments/<int:pk>/reports.<str:fmt>",
+        result_views.experiment_reports_download,
+        name="experiment-reports-download",
+    ),
     path("compare/", result_views.compare, name="compare"),
     path("uploads/", upload_views.upload_list, name="upload-list"),
     path("uploads/new/", upload_views.upload_new, name="upload-new"),

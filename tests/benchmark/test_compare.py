@@ -68,8 +68,16 @@ def test_no_shared_competition_is_an_error():
 
 @pytest.mark.parametrize(
     ("score", "median", "gold", "lower", "expected"),
-    [(0.9, 0.8, 1.0, False, 0.5), (1.0, 0.8, 1.0, False, 1.0), (0.7, 0.8, 1.0, False, -0.5),
-     (0.15, 0.2, 0.1, True, 0.5), (None, 0.2, 0.1, True, None), (0.5, 0.5, 0.5, False, None)],
+    [
+        (0.9, 0.8, 1.0, False, 0.5),
+        (1.0, 0.8, 1.0, False, 1.0),
+        (0.7, 0.8, 1.0, False, -0.5),
+        (0.15, 0.2, 0.1, True, 0.5),
+        (None, 0.2, 0.1, True, None),
+        (0.5, 0.5, 0.5, False, None),
+    ],
 )
 def test_medal_gap(score, median, gold, lower, expected):
-    assert medal_gap(score, median, gold, lower) == (pytest.approx(expected) if expected is not None else None)
+    assert medal_gap(score, median, gold, lower) == (
+        pytest.approx(expected) if expected is not None else None
+    )

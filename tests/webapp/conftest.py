@@ -17,7 +17,9 @@ def _database_url_for_worker() -> str:
     user = db.get("USER") or ""
     password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
     auth = f"{user}{password}@" if user else ""
-    return f"postgresql://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+    return (
+        f"postgresql://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+    )
 
 
 @pytest.fixture
@@ -38,9 +40,28 @@ def celery_worker_process(transactional_db, tmp_path):
     }
     log = tmp_path / "worker.log"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "webapp", "worker", "-Q", "grading,runs,default",
-         "--concurrency", "2", "--pool", "prefork", "--loglevel", "INFO", "--without-gossip", "--without-mingle"],
-        cwd=REPO_ROOT, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "webapp",
+            "worker",
+            "-Q",
+            "grading,runs,default",
+            "--concurrency",
+            "2",
+            "--pool",
+            "prefork",
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=open(log, "w"),
+        stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -8,7 +8,9 @@ from benchmark.catalogue import competitions_in_split
 from benchmark.reports import CompetitionReport, write_grading_report
 
 
-def synthetic_report(competition_id: str, rng: random.Random, seed: int | None = None) -> CompetitionReport:
+def synthetic_report(
+    competition_id: str, rng: random.Random, seed: int | None = None
+) -> CompetitionReport:
     exists = rng.random() < 0.9
     valid = exists and rng.random() < 0.85
     medal = rng.choice(["gold", "silver", "bronze", None, None, None]) if valid else None
@@ -34,7 +36,9 @@ def synthetic_report(competition_id: str, rng: random.Random, seed: int | None =
     )
 
 
-def write_runs_folder(root: Path, experiments: dict[str, int], split: str = "low", seed: int = 0) -> Path:
+def write_runs_folder(
+    root: Path, experiments: dict[str, int], split: str = "low", seed: int = 0
+) -> Path:
     """MLE-bench's runs/ layout: one folder per run group with its grading report, and
     run_group_experiments.csv mapping experiment ids to run groups."""
     rng = random.Random(seed)

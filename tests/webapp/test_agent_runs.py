@@ -19,7 +19,9 @@ from .conftest import wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 
-SLEEPER_YAML = "name: sleeper\ndescription: Sleeps; for cancel tests.\nstart: [sleep, '600']\negress: false\n"
+SLEEPER_YAML = (
+    "name: sleeper\ndescription: Sleeps; for cancel tests.\nstart: [sleep, '600']\negress: false\n"
+)
 SLEEPER_DOCKERFILE = "ARG BASE_IMAGE=mleboard/base:latest\nFROM ${BASE_IMAGE}\nCOPY --chown=1000:1000 . /home/agent\nWORKDIR /home/agent\nUSER agent\n"
 
 
@@ -82,11 +84,21 @@ def launch(api, **body):
 def test_baseline_runs_end_to_end_from_the_site(images, site, celery_worker_process, runner_user):
     api = api_for(runner_user)
     launch_id = launch(
-        api, agent="baseline", competitions=["demo-breast-cancer"], seeds=1,
-        cpus=1, memory="2g", gpus=0, time_limit_s=600, backend="docker",
+        api,
+        agent="baseline",
+        competitions=["demo-breast-cancer"],
+        seeds=1,
+        cpus=1,
+        memory="2g",
+        gpus=0,
+        time_limit_s=600,
+        backend="docker",
     )
     status = wait_for(
-        lambda: (s := api.get(f"/api/launches/{launch_id}/").json())["runs"][0]["grading"] == "graded" and s,
+        lambda: (
+            (s := api.get(f"/api/launches/{launch_id}/").json())["runs"][0]["grading"] == "graded"
+            and s
+        ),
         timeout=240,
     )
     run = status["runs"][0]
@@ -97,7 +109,12 @@ def test_baseline_runs_end_to_end_from_the_site(images, site, celery_worker_proc
     assert report.submission_exists and report.valid_submission and report.score > 0.9
     # The experiment is on the site with its funnel (made submission, valid).
     experiment = Launch.objects.get(pk=launch_id).experiment
-    wait_for(lambda: ExperimentAggregate.objects.filter(experiment=experiment, summary__has_key="ran").exists(), timeout=60)
+    wait_for(
+        lambda: ExperimentAggregate.objects.filter(
+            experiment=experiment, summary__has_key="ran"
+        ).exists(),
+        timeout=60,
+    )
     owner = Client()
     owner.login(username="erin", password="pw-erin-1234")
     page = owner.get(f"/experiments/{experiment.pk}/")
@@ -106,11 +123,20 @@ def test_baseline_runs_end_to_end_from_the_site(images, site, celery_worker_proc
     assert log  # the agent's output was captured
 
 
-def test_cancelling_a_running_run_stops_its_container_within_seconds(images, site, celery_worker_process, runner_user):
+def test_cancelling_a_running_run_stops_its_container_within_seconds(
+    images, site, celery_worker_process, runner_user
+):
     api = api_for(runner_user)
     launch_id = launch(
-        api, agent="sleeper", competitions=["demo-wine"], seeds=1, cpus=1, memory="512m", gpus=0,
-        time_limit_s=600, backend="docker",
+        api,
+        agent="sleeper",
+        competitions=["demo-wine"],
+        seeds=1,
+        cpus=1,
+        memory="512m",
+        gpus=0,
+        time_limit_s=600,
+        backend="docker",
     )
     run = AgentRun.objects.get(launch_id=launch_id)
     wait_for(lambda: AgentRun.objects.get(pk=run.pk).status == AgentRun.Status.RUNNING, timeout=120)
@@ -118,7 +144,9 @@ def test_cancelling_a_running_run_stops_its_container_within_seconds(images, sit
     asked = time.monotonic()
     response = api.post(f"/api/agent-runs/{run.pk}/cancel/")
     assert response.status_code == 202
-    wait_for(lambda: AgentRun.objects.get(pk=run.pk).status == AgentRun.Status.CANCELLED, timeout=30)
+    wait_for(
+        lambda: AgentRun.objects.get(pk=run.pk).status == AgentRun.Status.CANCELLED, timeout=30
+    )
     stopped_after = time.monotonic() - asked
     assert stopped_after < 15, stopped_after
     assert images.containers.list(all=True, filters={"label": "org.mleboard.run=1"}) == []
@@ -129,7 +157,11 @@ def test_cancelling_a_running_run_stops_its_container_within_seconds(images, sit
 
 def test_launch_needs_the_permission(site, django_user_model):
     user = django_user_model.objects.create_user("frank", password="pw-frank-123")
-    response = api_for(user).post("/api/launches/", json.dumps({"agent": "baseline", "split": "demo"}), content_type="application/json")
+    response = api_for(user).post(
+        "/api/launches/",
+        json.dumps({"agent": "baseline", "split": "demo"}),
+        content_type="application/json",
+    )
     assert response.status_code == 403
     assert Launch.objects.count() == 0
 
@@ -138,8 +170,13 @@ def test_a_run_larger_than_the_host_is_refused_with_the_reason(site, runner_user
     from webapp.runs.services import agent_run_execute
 
     settings.MLEBOARD_HOST_CPUS = 2
-    launch_id = launch(api_for(runner_user), agent="baseline", competitions=["demo-wine"], seeds=1, cpus=36, gpus=0)
+    launch_id = launch(
+        api_for(runner_user), agent="baseline", competitions=["demo-wine"], seeds=1, cpus=36, gpus=0
+    )
     run = AgentRun.objects.get(launch_id=launch_id)
     agent_run_execute(run.pk, token="t")
     run.refresh_from_db()
-    assert run.status == AgentRun.Status.HARNESS_ERROR and "36 CPUs requested, the host has 2" in run.message
+    assert (
+        run.status == AgentRun.Status.HARNESS_ERROR
+        and "36 CPUs requested, the host has 2" in run.message
+    )

@@ -35,7 +35,9 @@ def browser():
     # itself are synchronous and safe, so tell Django not to refuse them.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
+        browser = p.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True
+        )
         yield browser
         browser.close()
 
@@ -57,7 +59,12 @@ def site(tmp_path):
 
     catalogue_sync()
     runs = write_runs_folder(tmp_path / "runs", {"aide-o1": 3})
-    call_command("import_grading_reports", str(runs), experiments=runs / "run_group_experiments.csv", publish=True)
+    call_command(
+        "import_grading_reports",
+        str(runs),
+        experiments=runs / "run_group_experiments.csv",
+        publish=True,
+    )
     comp = Competition.objects.get(slug="spaceship-titanic")
     scores = tuple(round(0.85 - i * 0.002, 5) for i in range(150))
     leaderboard_store(
@@ -110,8 +117,15 @@ def two_agents(tmp_path):
     from webapp.competitions.models import KnownIssue
 
     catalogue_sync()
-    runs = write_runs_folder(tmp_path / "runs", {"aide-o1": 3, "mlab-gpt4o": 3}, split="all", seed=7)
-    call_command("import_grading_reports", str(runs), experiments=runs / "run_group_experiments.csv", publish=True)
+    runs = write_runs_folder(
+        tmp_path / "runs", {"aide-o1": 3, "mlab-gpt4o": 3}, split="all", seed=7
+    )
+    call_command(
+        "import_grading_reports",
+        str(runs),
+        experiments=runs / "run_group_experiments.csv",
+        publish=True,
+    )
     assert KnownIssue.objects.filter(excludes_from_clean_subset=True).exists()
     return list(Experiment.objects.order_by("name"))
 
@@ -126,7 +140,9 @@ def test_leaderboard_sort_filter_clean_subset_and_compare(page, live_server, two
     assert page.locator("#leaderboard tbody tr").count() == 2
     # Sorting: click the "All" header twice and the order flips.
     header = page.locator('#leaderboard th[data-split="all"]')
-    index = [h.get_attribute("data-split") for h in page.locator("#leaderboard thead th").all()].index("all") + 1
+    index = [
+        h.get_attribute("data-split") for h in page.locator("#leaderboard thead th").all()
+    ].index("all") + 1
     header.click()
     first = all_column_values(page, index)
     assert first == sorted(first, reverse=True)

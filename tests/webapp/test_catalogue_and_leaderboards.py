@@ -44,7 +44,9 @@ def test_leaderboard_import_versions_and_thresholds(tmp_path):
     assert first.bronze_threshold == scores[47]
     assert first.entries.count() == 120
     # A new import adds a version; the old one stays, no longer current.
-    second = leaderboard_import_file(comp, write_mlebench_leaderboard(tmp_path / "b.csv", scores[:50]))
+    second = leaderboard_import_file(
+        comp, write_mlebench_leaderboard(tmp_path / "b.csv", scores[:50])
+    )
     first.refresh_from_db()
     assert second.version == 2 and second.is_current and not first.is_current
     assert PrivateLeaderboard.objects.filter(competition=comp).count() == 2

@@ -19,7 +19,12 @@ pytestmark = pytest.mark.django_db
 def imported(tmp_path):
     catalogue_sync()
     runs = write_runs_folder(tmp_path / "runs", {"aide-o1": 3, "mlab-gpt4o": 2})
-    call_command("import_grading_reports", str(runs), experiments=runs / "run_group_experiments.csv", publish=True)
+    call_command(
+        "import_grading_reports",
+        str(runs),
+        experiments=runs / "run_group_experiments.csv",
+        publish=True,
+    )
     return runs
 
 
@@ -28,15 +33,32 @@ def test_import_grading_reports_creates_reported_experiments(imported):
     aide = Experiment.objects.get(name="aide-o1")
     assert aide.source == Experiment.Source.REPORTED
     assert GradeReport.objects.filter(experiment=aide).count() == 22 * 3
-    assert set(GradeReport.objects.filter(experiment=aide).values_list("seed", flat=True)) == {0, 1, 2}
+    assert set(GradeReport.objects.filter(experiment=aide).values_list("seed", flat=True)) == {
+        0,
+        1,
+        2,
+    }
 
 
 def test_page_figures_equal_mleboard_aggregate(imported):
     aide = Experiment.objects.get(name="aide-o1")
     reports = sorted(str(p) for p in imported.glob("*aide-o1*/*grading_report.json"))
     out = subprocess.run(
-        [sys.executable, "-m", "benchmark.cli", "aggregate", "--reports", *reports, "--split", "low", "--format", "json"],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "benchmark.cli",
+            "aggregate",
+            "--reports",
+            *reports,
+            "--split",
+            "low",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     cli = json.loads(out.stdout)
     cli_metrics = cli["metrics"] if "metrics" in cli else cli
@@ -62,7 +84,11 @@ def test_experiment_page_has_funnel_and_reports(client, imported):
     response = client.get(reverse("experiment-detail", args=[aide.pk]))
     assert response.status_code == 200
     html = response.content.decode()
-    figure = json.loads(re.search(r'<script id="funnel-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+    figure = json.loads(
+        re.search(
+            r'<script id="funnel-data" type="application/json">(.*?)</script>', html, re.S
+        ).group(1)
+    )
     labels = figure["data"][0]["x"]
     assert labels[:3] == ["Made submission", "Valid", "Above median"]
     assert len(figure["data"][1]["y"]) == 7 * 3  # every seed's value of every stage
@@ -86,7 +112,9 @@ def test_competition_list_filters(client):
     assert "22 competitions" in html
     html = client.get(reverse("competition-list"), {"complexity": "high"}).content.decode()
     assert "15 competitions" in html
-    html = client.get(reverse("competition-list"), {"category": "Tabular", "split": "all"}).content.decode()
+    html = client.get(
+        reverse("competition-list"), {"category": "Tabular", "split": "all"}
+    ).content.decode()
     assert re.search(r"\d+ competitions?", html)
 
 

@@ -27,8 +27,12 @@ SEEDS = 3
 
 def synthetic_leaderboard(comp, facts) -> PrivateLeaderboard:
     """A population of 150 scores spread evenly from the sample's score to the perfect one."""
-    worst = graders.grade_submission(comp.sample_submission, comp.competition_id, comp.data_dir).score
-    best = graders.grade_submission(comp.perfect_submission, comp.competition_id, comp.data_dir).score
+    worst = graders.grade_submission(
+        comp.sample_submission, comp.competition_id, comp.data_dir
+    ).score
+    best = graders.grade_submission(
+        comp.perfect_submission, comp.competition_id, comp.data_dir
+    ).score
     if worst is None or best is None or worst != worst or best != best or abs(best) == float("inf"):
         worst, best = (1.0, 0.0) if facts.lower_is_better else (0.0, 1.0)
     scores = tuple(round(best + (worst - best) * i / 149, 5) for i in range(150))
@@ -44,12 +48,18 @@ def paths(tmp_path, settings):
     settings.MEDIA_ROOT.mkdir()
 
 
-def test_75_competitions_x_3_seeds_upload(tmp_path, settings, paths, celery_worker_process, django_user_model):
+def test_75_competitions_x_3_seeds_upload(
+    tmp_path, settings, paths, celery_worker_process, django_user_model
+):
     catalogue_sync()
     facts = {f.id: f for f in competitions_in_split("all")}
     built = build_catalogue(settings.MLEBOARD_DATA_DIR, list(facts))
     for cid, comp in built.items():
-        leaderboard_store(Competition.objects.get(slug=cid), synthetic_leaderboard(comp, facts[cid]), is_synthetic=True)
+        leaderboard_store(
+            Competition.objects.get(slug=cid),
+            synthetic_leaderboard(comp, facts[cid]),
+            is_synthetic=True,
+        )
 
     files = {}
     for seed in range(SEEDS):
@@ -61,7 +71,9 @@ def test_75_competitions_x_3_seeds_upload(tmp_path, settings, paths, celery_work
             if (index + seed) % 25 == 0:
                 continue  # a run that made no submission: a result, not an error
             quality = ((index * 7 + seed * 13) % 10) / 9
-            path = submission_variant(comp, tmp_path / "subs" / f"{seed}-{cid}.csv", quality=quality, seed=seed)
+            path = submission_variant(
+                comp, tmp_path / "subs" / f"{seed}-{cid}.csv", quality=quality, seed=seed
+            )
             files[f"{group}/{run}/submission/submission.csv"] = path.read_bytes()
             files[f"{group}/{run}/logs/run.log"] = b"log\n"
         files[f"{group}/metadata.json"] = json.dumps({"run_group": group, "runs": runs}).encode()
@@ -72,14 +84,22 @@ def test_75_competitions_x_3_seeds_upload(tmp_path, settings, paths, celery_work
     started = time.monotonic()
     response = api.post(
         "/api/uploads/",
-        {"archive": SimpleUploadedFile("runs.zip", archive),
-         "metadata": json.dumps({"scaffold": "synthetic", "model": "none", "hardware": "CPU", "runtime_hours": 0.1})},
+        {
+            "archive": SimpleUploadedFile("runs.zip", archive),
+            "metadata": json.dumps(
+                {"scaffold": "synthetic", "model": "none", "hardware": "CPU", "runtime_hours": 0.1}
+            ),
+        },
     )
     assert response.status_code == 202, response.content
     upload_id = response.json()["id"]
     progress = wait_for(
-        lambda: (p := api.get(f"/api/uploads/{upload_id}/").json())["status"] in ("graded", "failed") and p,
-        timeout=600, interval=1.0,
+        lambda: (
+            (p := api.get(f"/api/uploads/{upload_id}/").json())["status"] in ("graded", "failed")
+            and p
+        ),
+        timeout=600,
+        interval=1.0,
     )
     elapsed = time.monotonic() - started
     assert progress["status"] == "graded", progress["error"]
@@ -93,7 +113,9 @@ def test_75_competitions_x_3_seeds_upload(tmp_path, settings, paths, celery_work
     assert reports.filter(submission_exists=True, valid_submission=False).count() == 0
     assert reports.filter(any_medal=True).exists() and reports.filter(above_median=False).exists()
     aggregate = wait_for(
-        lambda: ExperimentAggregate.objects.filter(experiment_id=experiment_id, summary__has_key="all").first(),
+        lambda: ExperimentAggregate.objects.filter(
+            experiment_id=experiment_id, summary__has_key="all"
+        ).first(),
         timeout=60,
     )
     made = aggregate.figures["splits"]["all"]["metrics"]["submission_exists_percentage"]["mean"]

@@ -10,14 +10,19 @@ from django.test import Client, override_settings
 from rest_framework.authtoken.models import Token
 
 from tests.benchmark import archive_builders as ab
-from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
 from webapp.results.models import Experiment, GradeReport, Run, Upload
 from webapp.results.uploads import upload_process
 
 pytestmark = pytest.mark.django_db
 
-METADATA = {"scaffold": "aide", "model": "gpt-4o", "hardware": "1xA10", "runtime_hours": 24, "internet_access": False}
+METADATA = {
+    "scaffold": "aide",
+    "model": "gpt-4o",
+    "hardware": "1xA10",
+    "runtime_hours": 24,
+    "internet_access": False,
+}
 
 
 @pytest.fixture
@@ -59,7 +64,9 @@ def snapshot():
 
 
 def test_anonymous_users_cannot_upload(client, media):
-    response = client.post("/api/uploads/", {"archive": SimpleUploadedFile("a.zip", b"x"), "metadata": "{}"})
+    response = client.post(
+        "/api/uploads/", {"archive": SimpleUploadedFile("a.zip", b"x"), "metadata": "{}"}
+    )
     assert response.status_code in (401, 403)
     page = client.get("/uploads/new/")
     assert page.status_code == 302 and "/accounts/login/" in page["Location"]
@@ -68,8 +75,12 @@ def test_anonymous_users_cannot_upload(client, media):
 
 @pytest.mark.parametrize(
     ("metadata", "message"),
-    [(None, '"metadata" field is required'), ("{not json", "not valid JSON"), ({"scaffold": "x"}, "model"),
-     ({"scaffold": "x", "model": "y", "runtime_hours": -1}, "runtime_hours")],
+    [
+        (None, '"metadata" field is required'),
+        ("{not json", "not valid JSON"),
+        ({"scaffold": "x"}, "model"),
+        ({"scaffold": "x", "model": "y", "runtime_hours": -1}, "runtime_hours"),
+    ],
 )
 def test_bad_metadata_is_a_400_with_the_reason(api, media, metadata, message):
     response = post(api, ab.zip_bytes({"a.txt": b"x"}), metadata=metadata)
@@ -131,7 +142,9 @@ def test_zip_bomb_by_ratio(api, media, tmp_path):
 
 
 def test_unknown_competition_fails_the_upload_with_nothing_created(api, media):
-    files = ab.run_group_files("2024-10-01_run-group_aide", ["spaceship-titanic", "no-such-competition-at-all"])
+    files = ab.run_group_files(
+        "2024-10-01_run-group_aide", ["spaceship-titanic", "no-such-competition-at-all"]
+    )
     response = post(api, ab.zip_bytes(files))
     assert response.status_code == 202
     upload = Upload.objects.get()
@@ -147,7 +160,8 @@ def test_run_groups_become_an_experiment_with_no_submission_runs(api, media):
     files = {}
     for seed in range(2):
         files |= ab.run_group_files(
-            f"2024-10-0{seed + 1}_run-group_aide", ["spaceship-titanic", "aerial-cactus-identification"],
+            f"2024-10-0{seed + 1}_run-group_aide",
+            ["spaceship-titanic", "aerial-cactus-identification"],
             without_submission=["aerial-cactus-identification"] if seed == 0 else [],
         )
     response = post(api, ab.zip_bytes(files))
@@ -177,17 +191,24 @@ def test_reupload_of_the_same_archive_is_recognised(api, media):
 
 
 def test_reported_grading_reports_are_stored_as_reported(api, media):
-    reports = [ab.competition_report_dict(cid) for cid in ("spaceship-titanic", "aerial-cactus-identification")]
+    reports = [
+        ab.competition_report_dict(cid)
+        for cid in ("spaceship-titanic", "aerial-cactus-identification")
+    ]
     response = post(api, ab.grading_report_bytes(reports), name="2024_grading_report.json")
     assert response.status_code == 202
     upload_process(response.json()["id"])
     upload = Upload.objects.get()
     assert upload.status == Upload.Status.GRADED and upload.kind == "reports"
     assert upload.experiment.source == Experiment.Source.REPORTED
-    assert set(GradeReport.objects.values_list("source", flat=True)) == {GradeReport.Source.REPORTED}
+    assert set(GradeReport.objects.values_list("source", flat=True)) == {
+        GradeReport.Source.REPORTED
+    }
 
 
-def test_others_cannot_see_change_or_regrade_an_unpublished_experiment(api, media, alice, django_user_model):
+def test_others_cannot_see_change_or_regrade_an_unpublished_experiment(
+    api, media, alice, django_user_model
+):
     response = post(api, ab.zip_bytes(ab.run_group_files("rg", ["spaceship-titanic"])))
     upload_process(response.json()["id"])
     upload = Upload.objects.get()
@@ -202,7 +223,12 @@ def test_others_cannot_see_change_or_regrade_an_unpublished_experiment(api, medi
     browser.login(username="bob", password="pw-bob-12345")
     assert browser.get(f"/experiments/{experiment.pk}/").status_code == 404
     assert browser.get(f"/uploads/{upload.pk}/").status_code == 404
-    assert browser.get("/compare/", {"experiments": f"{experiment.pk},{experiment.pk + 1}"}).status_code == 400
+    assert (
+        browser.get(
+            "/compare/", {"experiments": f"{experiment.pk},{experiment.pk + 1}"}
+        ).status_code
+        == 400
+    )
     # The owner sees it; the public leaderboard does not list it.
     assert api.get(f"/api/experiments/{experiment.pk}/").status_code == 200
     assert experiment.name not in Client().get("/").content.decode()
@@ -211,7 +237,10 @@ def test_others_cannot_see_change_or_regrade_an_unpublished_experiment(api, medi
 def test_upload_form_is_csrf_protected(alice, media):
     browser = Client(enforce_csrf_checks=True)
     browser.login(username="alice", password="pw-alice-123")
-    response = browser.post("/uploads/new/", {"scaffold": "x", "model": "y", "archive": SimpleUploadedFile("a.zip", b"x")})
+    response = browser.post(
+        "/uploads/new/",
+        {"scaffold": "x", "model": "y", "archive": SimpleUploadedFile("a.zip", b"x")},
+    )
     assert response.status_code == 403
     assert Upload.objects.count() == 0
 
@@ -221,7 +250,12 @@ def test_upload_form_creates_an_upload(alice, media, client):
     data = ab.zip_bytes(ab.run_group_files("rg", ["spaceship-titanic"]))
     response = client.post(
         "/uploads/new/",
-        {"archive": SimpleUploadedFile("runs.zip", data), "scaffold": "aide", "model": "o1", "internet_access": "false"},
+        {
+            "archive": SimpleUploadedFile("runs.zip", data),
+            "scaffold": "aide",
+            "model": "o1",
+            "internet_access": "false",
+        },
     )
     upload = Upload.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/uploads/{upload.pk}/"

@@ -18,9 +18,8 @@ from benchmark.demo import DEMO_COMPETITIONS, build_demo
 from tests.benchmark import archive_builders as ab
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync, leaderboard_import_file
-from webapp.results.models import Experiment, ExperimentAggregate, GradeReport, Run
-
 from webapp.results.grading import runs_reap_stuck
+from webapp.results.models import Experiment, ExperimentAggregate, GradeReport, Run
 
 from .conftest import wait_for
 
@@ -45,7 +44,9 @@ def run_group_archive(build, seeds=(0, 1)) -> bytes:
         group = f"2024-10-0{seed + 1}T00-00-00-GMT_run-group_linear"
         for index, cid in enumerate(DEMO_COMPETITIONS):
             run = ab.run_id(cid, index, group)
-            files[f"{group}/{run}/submission/submission.csv"] = build.submissions["linear"][seed][cid].read_bytes()
+            files[f"{group}/{run}/submission/submission.csv"] = build.submissions["linear"][seed][
+                cid
+            ].read_bytes()
             files[f"{group}/{run}/logs/run.log"] = b"log\n"
         files[f"{group}/metadata.json"] = json.dumps({"run_group": group, "runs": {}}).encode()
     return ab.zip_bytes(files)
@@ -56,23 +57,36 @@ def test_upload_is_graded_by_a_real_worker(demo_site, celery_worker_process, dja
     api = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
     response = api.post(
         "/api/uploads/",
-        {"archive": SimpleUploadedFile("runs.zip", run_group_archive(demo_site)),
-         "metadata": json.dumps({"scaffold": "reference", "model": "none", "seeds": {}})},
+        {
+            "archive": SimpleUploadedFile("runs.zip", run_group_archive(demo_site)),
+            "metadata": json.dumps({"scaffold": "reference", "model": "none", "seeds": {}}),
+        },
     )
     assert response.status_code == 202, response.content
     upload_id = response.json()["id"]
     progress = wait_for(
-        lambda: (p := api.get(f"/api/uploads/{upload_id}/").json())["status"] in ("graded", "failed") and p,
+        lambda: (
+            (p := api.get(f"/api/uploads/{upload_id}/").json())["status"] in ("graded", "failed")
+            and p
+        ),
         timeout=120,
     )
-    assert progress["status"] == "graded", (progress["error"], celery_worker_process.log_path.read_text()[-3000:])
+    assert progress["status"] == "graded", (
+        progress["error"],
+        celery_worker_process.log_path.read_text()[-3000:],
+    )
     assert progress["runs_total"] == progress["runs_graded"] == 8
     experiment = Experiment.objects.get(pk=progress["experiment"])
     reports = GradeReport.objects.filter(experiment=experiment, is_current=True)
     assert reports.count() == 8 and all(r.valid_submission for r in reports)
     assert all(r.grader_version for r in reports)
     # The aggregate was refreshed by the worker too: the experiment page has its funnel.
-    wait_for(lambda: ExperimentAggregate.objects.filter(experiment=experiment, summary__has_key="demo").exists(), timeout=60)
+    wait_for(
+        lambda: ExperimentAggregate.objects.filter(
+            experiment=experiment, summary__has_key="demo"
+        ).exists(),
+        timeout=60,
+    )
     owner = Client()
     owner.login(username="carol", password="pw-carol-123")
     page = owner.get(f"/experiments/{experiment.pk}/").content.decode()
@@ -90,16 +104,22 @@ def slow_grading(monkeypatch):
     monkeypatch.setenv("MLEBOARD_GRADING_FAULT_DELAY", "4")
 
 
-def test_worker_killed_mid_grading_ends_with_exactly_one_report(demo_site, slow_grading, celery_worker_process, django_user_model):
+def test_worker_killed_mid_grading_ends_with_exactly_one_report(
+    demo_site, slow_grading, celery_worker_process, django_user_model
+):
     from webapp.results.tasks import grade_run
 
     user = django_user_model.objects.create_user("dave", password="pw-dave-1234")
     experiment = Experiment.objects.create(
-        name="kill test", owner=user, source=Experiment.Source.VERIFIED,
+        name="kill test",
+        owner=user,
+        source=Experiment.Source.VERIFIED,
         agent=__import__("webapp.results.services", fromlist=["x"]).agent_get_or_create("s", "m"),
     )
     run = Run.objects.create(
-        experiment=experiment, competition=Competition.objects.get(slug="demo-wine"), seed=0,
+        experiment=experiment,
+        competition=Competition.objects.get(slug="demo-wine"),
+        seed=0,
         submission_path=str(demo_site.submissions["linear"][0]["demo-wine"]),
     )
     grade_run.delay(run.pk)

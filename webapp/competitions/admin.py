@@ -3,7 +3,13 @@ competition, see thresholds and every leaderboard version."""
 
 from django.contrib import admin
 
-from webapp.competitions.models import Competition, KnownIssue, LeaderboardEntry, PrivateLeaderboard, Split
+from webapp.competitions.models import (
+    Competition,
+    KnownIssue,
+    LeaderboardEntry,
+    PrivateLeaderboard,
+    Split,
+)
 
 
 class KnownIssueInline(admin.TabularInline):
@@ -34,7 +40,16 @@ class PrivateLeaderboardInline(admin.TabularInline):
 
 @admin.register(Competition)
 class CompetitionAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "category", "complexity", "metric", "lower_is_better", "retired", "version"]
+    list_display = [
+        "slug",
+        "name",
+        "category",
+        "complexity",
+        "metric",
+        "lower_is_better",
+        "retired",
+        "version",
+    ]
     list_filter = ["complexity", "category", "splits", "retired", "is_demo", "awards_medals"]
     search_fields = ["slug", "name", "metric"]
     filter_horizontal = ["splits"]

@@ -73,7 +73,9 @@ class CompetitionListApi(APIView):
     serializer_class = CompetitionOutput
 
     def get(self, request):
-        params = {k: request.query_params.get(k, "") for k in ("category", "complexity", "split", "q")}
+        params = {
+            k: request.query_params.get(k, "") for k in ("category", "complexity", "split", "q")
+        }
         return Response(CompetitionOutput(selectors.competition_list(**params), many=True).data)
 
 

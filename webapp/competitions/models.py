@@ -77,7 +77,9 @@ class KnownIssue(models.Model):
         GRADER = "grader", "Grader"
         ADMIN = "admin", "Admin"
 
-    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="known_issues")
+    competition = models.ForeignKey(
+        Competition, on_delete=models.CASCADE, related_name="known_issues"
+    )
     kind = models.CharField(max_length=30, choices=Kind.choices)
     note = models.TextField()
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.ADMIN)
@@ -98,7 +100,9 @@ class PrivateLeaderboard(models.Model):
     """One imported version of a competition's human private leaderboard. Imports add a
     version and move ``is_current``; old versions stay, so nothing is lost silently."""
 
-    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="leaderboards")
+    competition = models.ForeignKey(
+        Competition, on_delete=models.CASCADE, related_name="leaderboards"
+    )
     version = models.PositiveIntegerField()
     is_current = models.BooleanField(default=True)
     source_format = models.CharField(max_length=20)  # "mlebench" | "kaggle" | "synthetic"
@@ -120,7 +124,9 @@ class PrivateLeaderboard(models.Model):
     class Meta:
         ordering = ["competition", "-version"]
         constraints = [
-            models.UniqueConstraint(fields=["competition", "version"], name="leaderboard_version_unique"),
+            models.UniqueConstraint(
+                fields=["competition", "version"], name="leaderboard_version_unique"
+            ),
             models.UniqueConstraint(
                 fields=["competition"],
                 condition=models.Q(is_current=True),
@@ -133,7 +139,9 @@ class PrivateLeaderboard(models.Model):
 
 
 class LeaderboardEntry(models.Model):
-    leaderboard = models.ForeignKey(PrivateLeaderboard, on_delete=models.CASCADE, related_name="entries")
+    leaderboard = models.ForeignKey(
+        PrivateLeaderboard, on_delete=models.CASCADE, related_name="entries"
+    )
     position = models.PositiveIntegerField()  # 1-based, best first
     score = models.FloatField()
     team_id = models.CharField(max_length=64, blank=True)
@@ -143,5 +151,7 @@ class LeaderboardEntry(models.Model):
     class Meta:
         ordering = ["leaderboard", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["leaderboard", "position"], name="entry_position_unique")
+            models.UniqueConstraint(
+                fields=["leaderboard", "position"], name="entry_position_unique"
+            )
         ]

@@ -5,7 +5,9 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from webapp.competitions.models import Competition, KnownIssue, PrivateLeaderboard, Split
 
 
-def competition_list(*, category: str = "", complexity: str = "", split: str = "", q: str = "") -> QuerySet:
+def competition_list(
+    *, category: str = "", complexity: str = "", split: str = "", q: str = ""
+) -> QuerySet:
     qs = Competition.objects.all()
     if category:
         qs = qs.filter(category=category)
@@ -19,7 +21,11 @@ def competition_list(*, category: str = "", complexity: str = "", split: str = "
         qs.annotate(n_issues=Count("known_issues", distinct=True))
         .prefetch_related(
             "splits",
-            Prefetch("leaderboards", queryset=PrivateLeaderboard.objects.filter(is_current=True), to_attr="current"),
+            Prefetch(
+                "leaderboards",
+                queryset=PrivateLeaderboard.objects.filter(is_current=True),
+                to_attr="current",
+            ),
         )
         .order_by("slug")
     )
@@ -27,7 +33,9 @@ def competition_list(*, category: str = "", complexity: str = "", split: str = "
 
 def competition_filter_choices() -> dict:
     return {
-        "categories": list(Competition.objects.order_by("category").values_list("category", flat=True).distinct()),
+        "categories": list(
+            Competition.objects.order_by("category").values_list("category", flat=True).distinct()
+        ),
         "complexities": Competition.Complexity.choices,
         "splits": list(Split.objects.all()),
     }

@@ -11,7 +11,13 @@ from django.db.models import Max
 from benchmark.catalogue import CompetitionFacts, load_catalogue
 from benchmark.leaderboard import PrivateLeaderboard as LeaderboardData
 from benchmark.leaderboard import read_leaderboard
-from webapp.competitions.models import Competition, KnownIssue, LeaderboardEntry, PrivateLeaderboard, Split
+from webapp.competitions.models import (
+    Competition,
+    KnownIssue,
+    LeaderboardEntry,
+    PrivateLeaderboard,
+    Split,
+)
 
 SPLITS = [
     ("low", "Low (Lite)"),
@@ -152,12 +158,16 @@ def _opt(values, i: int) -> str:
     return str(values[i])
 
 
-def leaderboard_import_file(competition: Competition, path: Path, *, note: str = "") -> PrivateLeaderboard:
+def leaderboard_import_file(
+    competition: Competition, path: Path, *, note: str = ""
+) -> PrivateLeaderboard:
     """Parse a leaderboard file (MLE-bench or Kaggle CSV) in the catalogue's direction and
     store it. Raises ``benchmark.leaderboard.LeaderboardError`` with a message a person can
     act on (for example a Git-LFS pointer instead of data)."""
     data = read_leaderboard(Path(path), lower_is_better=competition.lower_is_better)
-    return leaderboard_store(competition, data, source_name=Path(path).name, sha256=file_sha256(path), note=note)
+    return leaderboard_store(
+        competition, data, source_name=Path(path).name, sha256=file_sha256(path), note=note
+    )
 
 
 @dataclass
@@ -194,7 +204,11 @@ def mlebench_import_competition(outcome) -> ImportLine:
                     sha256=_leaderboard_digest(outcome.leaderboard),
                 )
     except Exception as exc:  # the transaction rolled back: nothing of it was stored
-        return ImportLine(outcome.competition_id, "failed", f"{outcome.competition_id}: failed, nothing stored ({exc})")
+        return ImportLine(
+            outcome.competition_id,
+            "failed",
+            f"{outcome.competition_id}: failed, nothing stored ({exc})",
+        )
     return ImportLine(outcome.competition_id, outcome.status, outcome.summary())
 
 

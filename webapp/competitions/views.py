@@ -35,8 +35,12 @@ def competition_detail(request, slug: str):
                 "median": board.median_threshold,
             },
             lower_is_better=board.lower_is_better,
-            agent_scores=[(row["label"], row["score"]) for row in agent_scores if row["score"] is not None],
-            population_label="Synthetic reference population" if board.is_synthetic else "Human teams",
+            agent_scores=[
+                (row["label"], row["score"]) for row in agent_scores if row["score"] is not None
+            ],
+            population_label="Synthetic reference population"
+            if board.is_synthetic
+            else "Human teams",
         )
     return render(
         request,

@@ -1,6 +1,16 @@
 from django.contrib import admin
 
-from webapp.results.models import Agent, Experiment, ExperimentAggregate, GradeReport, LanguageModel, ReviewQueue, Run, Scaffold, Upload
+from webapp.results.models import (
+    Agent,
+    Experiment,
+    ExperimentAggregate,
+    GradeReport,
+    LanguageModel,
+    ReviewQueue,
+    Run,
+    Scaffold,
+    Upload,
+)
 
 admin.site.register(Scaffold)
 admin.site.register(LanguageModel)
@@ -15,7 +25,14 @@ class AgentAdmin(admin.ModelAdmin):
 @admin.register(Experiment)
 class ExperimentAdmin(admin.ModelAdmin):
     list_display = ["name", "agent", "source", "is_published", "owner", "date", "created_at"]
-    list_filter = ["is_published", "source", "agent__scaffold", "agent__model", "internet_access", "known_leakage"]
+    list_filter = [
+        "is_published",
+        "source",
+        "agent__scaffold",
+        "agent__model",
+        "internet_access",
+        "known_leakage",
+    ]
     search_fields = ["name", "agent__scaffold__name", "agent__model__name"]
     actions = ["publish", "unpublish", "regrade"]
 
@@ -48,7 +65,17 @@ class RunAdmin(admin.ModelAdmin):
 
 @admin.register(GradeReport)
 class GradeReportAdmin(admin.ModelAdmin):
-    list_display = ["experiment", "competition", "seed", "score", "any_medal", "valid_submission", "is_current", "source", "grader_version"]
+    list_display = [
+        "experiment",
+        "competition",
+        "seed",
+        "score",
+        "any_medal",
+        "valid_submission",
+        "is_current",
+        "source",
+        "grader_version",
+    ]
     list_filter = ["is_current", "source", "valid_submission", "any_medal"]
     search_fields = ["competition__slug", "experiment__name"]
 
@@ -64,7 +91,25 @@ class ReviewQueueAdmin(ExperimentAdmin):
 
 @admin.register(Upload)
 class UploadAdmin(admin.ModelAdmin):
-    list_display = ["pk", "owner", "original_name", "status", "kind", "experiment", "size", "created_at"]
+    list_display = [
+        "pk",
+        "owner",
+        "original_name",
+        "status",
+        "kind",
+        "experiment",
+        "size",
+        "created_at",
+    ]
     list_filter = ["status", "kind"]
     search_fields = ["original_name", "sha256", "owner__username"]
-    readonly_fields = ["sha256", "size", "archive", "original_name", "metadata", "error", "warnings", "kind"]
+    readonly_fields = [
+        "sha256",
+        "size",
+        "archive",
+        "original_name",
+        "metadata",
+        "error",
+        "warnings",
+        "kind",
+    ]

@@ -35,7 +35,9 @@ REPORT_FIELDS = (
 
 
 def experiment_competition_reports(experiment_id: int) -> list[CompetitionReport]:
-    rows = GradeReport.objects.filter(experiment_id=experiment_id, is_current=True).values_list(*REPORT_FIELDS)
+    rows = GradeReport.objects.filter(experiment_id=experiment_id, is_current=True).values_list(
+        *REPORT_FIELDS
+    )
     return [
         CompetitionReport(
             competition_id=row[0],
@@ -60,7 +62,9 @@ def experiment_competition_reports(experiment_id: int) -> list[CompetitionReport
     ]
 
 
-def figures_for(reports: list[CompetitionReport], catalogue, excluded: set[str] = frozenset()) -> dict:
+def figures_for(
+    reports: list[CompetitionReport], catalogue, excluded: set[str] = frozenset()
+) -> dict:
     """Aggregates per split, for every split the experiment covers. A split is covered
     when every one of its competitions has at least one run; seeds lacking a run count it
     as a failure (MLE-bench's zero padding), which is what a missing run is."""
@@ -86,9 +90,15 @@ def figures_for(reports: list[CompetitionReport], catalogue, excluded: set[str] 
     if not out and covered:
         # No standard split is complete (a launch on a few competitions): figures over
         # exactly the competitions that were run, under the split name "ran".
-        subset = {cid: dataclasses.replace(catalogue[cid], splits=("all",)) for cid in covered if cid in catalogue}
+        subset = {
+            cid: dataclasses.replace(catalogue[cid], splits=("all",))
+            for cid in covered
+            if cid in catalogue
+        }
         try:
-            result = aggregate(reports, split="all", pad_missing=True, catalogue=subset, seeding="explicit")
+            result = aggregate(
+                reports, split="all", pad_missing=True, catalogue=subset, seeding="explicit"
+            )
             out["ran"] = {**result, "split": "ran"}
         except AggregationError as exc:
             out["ran"] = {"error": str(exc)}
@@ -101,7 +111,10 @@ def summary_of(figures: dict) -> dict:
     for split, result in figures.get("splits", {}).items():
         metrics = result.get("metrics")
         if metrics:
-            out[split] = {**metrics["any_medal_percentage"], "n_seeds": result["num_seeds_averaged"]}
+            out[split] = {
+                **metrics["any_medal_percentage"],
+                "n_seeds": result["num_seeds_averaged"],
+            }
     return out
 
 

@@ -80,7 +80,12 @@ class ReportOutput(serializers.ModelSerializer):
 
 
 def _visible_experiment(request, pk: int) -> Experiment:
-    experiment = selectors.experiments_visible_to(request.user).filter(pk=pk).select_related("aggregate").first()
+    experiment = (
+        selectors.experiments_visible_to(request.user)
+        .filter(pk=pk)
+        .select_related("aggregate")
+        .first()
+    )
     if experiment is None:
         raise Http404
     return experiment
@@ -91,7 +96,9 @@ class ExperimentListApi(APIView):
     serializer_class = ExperimentOutput
 
     def get(self, request):
-        return Response(ExperimentOutput(selectors.experiments_visible_to(request.user), many=True).data)
+        return Response(
+            ExperimentOutput(selectors.experiments_visible_to(request.user), many=True).data
+        )
 
 
 class ExperimentDetailApi(APIView):

@@ -86,14 +86,20 @@ def run_grade(run_id: int, *, data_dir: Path | None = None, token: str = "") -> 
 
 def run_fail(run_id: int, reason: str) -> None:
     """Mark a run failed for a reason outside the submission (time limit, lost worker)."""
-    Run.objects.filter(pk=run_id).exclude(status=Run.Status.GRADED).update(status=Run.Status.FAILED, error=reason)
+    Run.objects.filter(pk=run_id).exclude(status=Run.Status.GRADED).update(
+        status=Run.Status.FAILED, error=reason
+    )
 
 
 def runs_reap_stuck(older_than_seconds: int) -> list[int]:
     """Fail runs claimed longer ago than any grading may take: their worker is gone and
     no re-delivery came. Returns the ids of the runs failed."""
     cutoff = timezone.now() - dt.timedelta(seconds=older_than_seconds)
-    stuck = list(Run.objects.filter(status=Run.Status.RUNNING, claimed_at__lt=cutoff).values_list("pk", flat=True))
+    stuck = list(
+        Run.objects.filter(status=Run.Status.RUNNING, claimed_at__lt=cutoff).values_list(
+            "pk", flat=True
+        )
+    )
     if stuck:
         Run.objects.filter(pk__in=stuck, status=Run.Status.RUNNING).update(
             status=Run.Status.FAILED,

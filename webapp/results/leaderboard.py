@@ -9,7 +9,15 @@ from django.db.models import Q
 from webapp.results.selectors import experiments_visible_to
 
 SPLITS = ("low", "medium", "high", "all")
-SPLIT_LABELS = {"low": "Low (Lite)", "medium": "Medium", "high": "High", "all": "All", "demo": "Demo", "dev": "Dev", "ran": "Competitions run"}
+SPLIT_LABELS = {
+    "low": "Low (Lite)",
+    "medium": "Medium",
+    "high": "High",
+    "all": "All",
+    "demo": "Demo",
+    "dev": "Dev",
+    "ran": "Competitions run",
+}
 TRI_STATE_FILTERS = ("internet_access", "test_feedback", "source_available", "known_leakage")
 
 
@@ -80,14 +88,20 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
     if filters.source:
         qs = qs.filter(source=filters.source)
     if filters.since:
-        qs = qs.filter(Q(date__gte=filters.since) | Q(date__isnull=True, created_at__date__gte=filters.since))
+        qs = qs.filter(
+            Q(date__gte=filters.since) | Q(date__isnull=True, created_at__date__gte=filters.since)
+        )
     if filters.until:
-        qs = qs.filter(Q(date__lte=filters.until) | Q(date__isnull=True, created_at__date__lte=filters.until))
+        qs = qs.filter(
+            Q(date__lte=filters.until) | Q(date__isnull=True, created_at__date__lte=filters.until)
+        )
     for name, value in (filters.flags or {}).items():
         qs = qs.filter(**{name: value})
     entries = []
     for row in qs.values(*FIELDS):
-        summary = (row["aggregate__clean_summary"] if filters.clean else row["aggregate__summary"]) or {}
+        summary = (
+            row["aggregate__clean_summary"] if filters.clean else row["aggregate__summary"]
+        ) or {}
         figures_source = "reports"
         if not summary and row["published_figures"]:
             # Published figures cannot be recomputed on a subset: shown as published.
@@ -104,7 +118,10 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
                 "is_published": row["is_published"],
                 "figures_source": figures_source,
                 "splits": {s: summary.get(s) for s in (*SPLITS, "demo")},
-                "n_seeds": max((v.get("n_seeds") or 0 for v in summary.values() if isinstance(v, dict)), default=0),
+                "n_seeds": max(
+                    (v.get("n_seeds") or 0 for v in summary.values() if isinstance(v, dict)),
+                    default=0,
+                ),
                 "runtime_hours": row["runtime_hours"],
                 "hardware": row["hardware"],
                 "date": (row["date"] or row["created_at"].date()).isoformat(),
@@ -117,7 +134,10 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
         )
 
     def rank_key(entry):
-        return tuple(-((entry["splits"].get(s) or {}).get("mean") or -1) for s in ("all", "low", "medium", "high", "demo"))
+        return tuple(
+            -((entry["splits"].get(s) or {}).get("mean") or -1)
+            for s in ("all", "low", "medium", "high", "demo")
+        )
 
     entries.sort(key=rank_key)
     for rank, entry in enumerate(entries, start=1):
@@ -180,7 +200,11 @@ def rows_html(entries: list[dict], shown: list[str]) -> str:
 
     out = []
     for e in entries:
-        version = f' <span class="muted small">{escape(e["agent_version"])}</span>' if e["agent_version"] else ""
+        version = (
+            f' <span class="muted small">{escape(e["agent_version"])}</span>'
+            if e["agent_version"]
+            else ""
+        )
         badges = f'<span class="badge {escape(e["source"])}">{escape(e["source"])}</span>'
         if e["figures_source"] == "published":
             badges += ' <span class="badge">published figures</span>'
@@ -195,10 +219,16 @@ def rows_html(entries: list[dict], shown: list[str]) -> str:
                     f'<span class="pm">± {value["standard_error"]:.1f}</span></td>'
                 )
             else:
-                cells.append(f'<td class="num" data-split="{split}" data-value="-1"><span class="muted">—</span></td>')
+                cells.append(
+                    f'<td class="num" data-split="{split}" data-value="-1"><span class="muted">—</span></td>'
+                )
         source_cell = "✗"
         if e["source_available"]:
-            source_cell = f'<a href="{escape(e["source_url"])}" rel="nofollow">✓</a>' if e["source_url"] else "✓"
+            source_cell = (
+                f'<a href="{escape(e["source_url"])}" rel="nofollow">✓</a>'
+                if e["source_url"]
+                else "✓"
+            )
         hours = "" if e["runtime_hours"] is None else f"{e['runtime_hours']:g}"
         out.append(
             f'<tr data-experiment="{e["id"]}">'
@@ -209,8 +239,8 @@ def rows_html(entries: list[dict], shown: list[str]) -> str:
             + "".join(cells)
             + f'<td class="num" data-value="{e["n_seeds"]}">{e["n_seeds"] or ""}</td>'
             f'<td class="num" data-value="{hours or -1}">{hours}</td>'
-            f'<td>{escape(e["hardware"])}</td><td>{e["date"]}</td><td>{source_cell}</td>'
-            f'<td>{_tri(e["internet_access"])}</td><td>{_tri(e["test_feedback"])}</td>'
+            f"<td>{escape(e['hardware'])}</td><td>{e['date']}</td><td>{source_cell}</td>"
+            f"<td>{_tri(e['internet_access'])}</td><td>{_tri(e['test_feedback'])}</td>"
             f"<td>{LEAK_YES if e['known_leakage'] else 'no'}</td></tr>"
         )
     return mark_safe("".join(out))

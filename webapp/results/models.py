@@ -58,7 +58,11 @@ class Experiment(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="experiments")
     name = models.CharField(max_length=200)
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="experiments"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="experiments",
     )
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.VERIFIED)
     is_published = models.BooleanField(default=False, help_text="Shown on the public leaderboard.")
@@ -66,7 +70,9 @@ class Experiment(models.Model):
     runtime_hours = models.FloatField(null=True, blank=True)
     date = models.DateField(null=True, blank=True)
     internet_access = models.BooleanField(null=True, blank=True)
-    test_feedback = models.BooleanField(null=True, blank=True, help_text="Used any feedback from the test set.")
+    test_feedback = models.BooleanField(
+        null=True, blank=True, help_text="Used any feedback from the test set."
+    )
     source_available = models.BooleanField(default=False)
     source_url = models.URLField(blank=True)
     known_leakage = models.BooleanField(default=False)
@@ -108,11 +114,15 @@ class Run(models.Model):
         FAILED = "failed", "Failed"
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="runs")
-    competition = models.ForeignKey("competitions.Competition", on_delete=models.PROTECT, related_name="runs")
+    competition = models.ForeignKey(
+        "competitions.Competition", on_delete=models.PROTECT, related_name="runs"
+    )
     seed = models.IntegerField()
     run_group = models.CharField(max_length=200, blank=True)
     submission_path = models.CharField(max_length=500, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
     error = models.TextField(blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     # The Celery task id holding the claim: a re-delivery of the same task (its worker
@@ -144,7 +154,9 @@ class GradeReport(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="reports")
     # Denormalised so that aggregation reads one table.
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="reports")
-    competition = models.ForeignKey("competitions.Competition", on_delete=models.PROTECT, related_name="reports")
+    competition = models.ForeignKey(
+        "competitions.Competition", on_delete=models.PROTECT, related_name="reports"
+    )
     seed = models.IntegerField()
     is_current = models.BooleanField(default=True)
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.GRADED)
@@ -173,7 +185,9 @@ class GradeReport(models.Model):
     class Meta:
         ordering = ["competition__slug", "seed"]
         constraints = [
-            models.UniqueConstraint(fields=["run"], condition=models.Q(is_current=True), name="one_current_report")
+            models.UniqueConstraint(
+                fields=["run"], condition=models.Q(is_current=True), name="one_current_report"
+            )
         ]
         indexes = [models.Index(fields=["experiment", "is_current"])]
 
@@ -182,7 +196,9 @@ class ExperimentAggregate(models.Model):
     """Figures computed once by ``benchmark.aggregate`` when reports arrive, so pages
     read a row instead of recomputing thousands of reports per request."""
 
-    experiment = models.OneToOneField(Experiment, on_delete=models.CASCADE, related_name="aggregate")
+    experiment = models.OneToOneField(
+        Experiment, on_delete=models.CASCADE, related_name="aggregate"
+    )
     figures = models.JSONField(default=dict)
     clean_figures = models.JSONField(default=dict)
     # The leaderboard's few numbers per split, kept apart so that ranking 200 agents
@@ -207,14 +223,18 @@ class Upload(models.Model):
         GRADED = "graded", "Graded"
         FAILED = "failed", "Failed"
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="uploads")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="uploads"
+    )
     archive = models.FileField(upload_to=upload_archive_path, max_length=400)
     original_name = models.CharField(max_length=255)
     size = models.BigIntegerField()
     sha256 = models.CharField(max_length=64, db_index=True)
     metadata = models.JSONField(default=dict)
     kind = models.CharField(max_length=20, blank=True)  # run_groups | jsonl | reports
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    status = models.CharField(
+        max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
     error = models.TextField(blank=True)
     warnings = models.JSONField(default=list, blank=True)
     experiment = models.OneToOneField(
@@ -225,7 +245,9 @@ class Upload(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.UniqueConstraint(fields=["owner", "sha256"], name="upload_once_per_owner")]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "sha256"], name="upload_once_per_owner")
+        ]
 
     def __str__(self) -> str:
         return f"upload {self.pk} ({self.original_name})"

@@ -33,13 +33,17 @@ def read_experiment_map(path: Path) -> dict[str, list[str]]:
         reader = csv.DictReader(handle)
         missing = {"experiment_id", "run_group"} - set(reader.fieldnames or [])
         if missing:
-            raise RunsFolderError(f"{path.name} needs the columns experiment_id and run_group (missing: {', '.join(sorted(missing))})")
+            raise RunsFolderError(
+                f"{path.name} needs the columns experiment_id and run_group (missing: {', '.join(sorted(missing))})"
+            )
         for row in reader:
             mapping.setdefault(row["experiment_id"].strip(), []).append(row["run_group"].strip())
     return mapping
 
 
-def read_runs_folder(runs_dir: Path, experiments_csv: Path | None = None) -> list[ExperimentRunGroups]:
+def read_runs_folder(
+    runs_dir: Path, experiments_csv: Path | None = None
+) -> list[ExperimentRunGroups]:
     """Every experiment of ``runs_dir`` with its run groups. Without a CSV, all run groups
     form one experiment named after the folder. Seeds: a report's own ``seed`` when it
     has one, else the run group's position within its experiment (0, 1, ...)."""
@@ -58,7 +62,9 @@ def read_runs_folder(runs_dir: Path, experiments_csv: Path | None = None) -> lis
             folder = runs_dir / name
             report_path = grading_report_in(folder) if folder.is_dir() else None
             if report_path is None:
-                raise RunsFolderError(f"run group {name} of experiment {experiment_id} has no grading report in {folder}")
+                raise RunsFolderError(
+                    f"run group {name} of experiment {experiment_id} has no grading report in {folder}"
+                )
             try:
                 reports = read_grading_report(report_path)
             except GradingReportError as exc:

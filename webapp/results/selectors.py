@@ -94,7 +94,10 @@ def headline(figures_for_split: dict) -> dict | None:
     metrics = (figures_for_split or {}).get("metrics")
     if not metrics:
         return None
-    return {**metrics["any_medal_percentage"], "n_seeds": figures_for_split.get("num_seeds_averaged")}
+    return {
+        **metrics["any_medal_percentage"],
+        "n_seeds": figures_for_split.get("num_seeds_averaged"),
+    }
 
 
 def funnel_stages(figures_for_split: dict) -> list[dict]:
@@ -127,7 +130,9 @@ def leaderboard_rows(*, user, clean: bool = False) -> list[dict]:
             {
                 "experiment": experiment,
                 "splits": {s: headline(splits.get(s, {})) for s in (*LEADERBOARD_SPLITS, "demo")},
-                "n_seeds": max((f.get("num_seeds_averaged") or 0 for f in splits.values()), default=0),
+                "n_seeds": max(
+                    (f.get("num_seeds_averaged") or 0 for f in splits.values()), default=0
+                ),
             }
         )
     return rows
@@ -144,7 +149,13 @@ def experiment_reports(experiment: Experiment) -> QuerySet:
 def _num(value, digits: int | None = None) -> str:
     if value is None:
         return ""
-    return f"{value:.{digits}f}" if digits is not None else f"{value:g}" if isinstance(value, float) else str(value)
+    return (
+        f"{value:.{digits}f}"
+        if digits is not None
+        else f"{value:g}"
+        if isinstance(value, float)
+        else str(value)
+    )
 
 
 def competition_rows_html(experiment: Experiment) -> str:
@@ -157,20 +168,61 @@ def competition_rows_html(experiment: Experiment) -> str:
         GradeReport.objects.filter(experiment=experiment, is_current=True)
         .order_by("competition__slug", "seed")
         .values_list(
-            "competition__slug", "seed", "score", "gold_medal", "silver_medal", "bronze_medal", "above_median",
-            "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold", "percentile",
-            "submission_exists", "valid_submission", "error", "is_lower_better",
+            "competition__slug",
+            "seed",
+            "score",
+            "gold_medal",
+            "silver_medal",
+            "bronze_medal",
+            "above_median",
+            "gold_threshold",
+            "silver_threshold",
+            "bronze_threshold",
+            "median_threshold",
+            "percentile",
+            "submission_exists",
+            "valid_submission",
+            "error",
+            "is_lower_better",
         )
     )
     out = []
-    for (slug, seed, score, gold, silver, bronze, above, g, sv, b, m, pct, exists, valid, error, lower) in rows:
+    for (
+        slug,
+        seed,
+        score,
+        gold,
+        silver,
+        bronze,
+        above,
+        g,
+        sv,
+        b,
+        m,
+        pct,
+        exists,
+        valid,
+        error,
+        lower,
+    ) in rows:
         medal = "gold" if gold else "silver" if silver else "bronze" if bronze else ""
         badge = (
-            f'<span class="badge {medal}">{medal}</span>' if medal
-            else '<span class="badge">above median</span>' if above else ""
+            f'<span class="badge {medal}">{medal}</span>'
+            if medal
+            else '<span class="badge">above median</span>'
+            if above
+            else ""
         )
         gap = medal_gap(score, m, g, lower)
-        note = "" if valid else ("no submission" if not exists else "invalid" + (f": {escape(error[:140])}" if error else ""))
+        note = (
+            ""
+            if valid
+            else (
+                "no submission"
+                if not exists
+                else "invalid" + (f": {escape(error[:140])}" if error else "")
+            )
+        )
         out.append(
             f'<tr><td><a href="/competitions/{escape(slug)}/">{escape(slug)}</a></td>'
             f'<td class="num" data-value="{seed}">{seed}</td>'
@@ -189,17 +241,29 @@ def medal_outcomes(experiment_ids: list[int], competition_ids: set[str] | None =
     from benchmark.compare import RunOutcome, outcome_level
 
     out: dict[int, dict[str, list]] = {i: {} for i in experiment_ids}
-    rows = GradeReport.objects.filter(experiment_id__in=experiment_ids, is_current=True).values_list(
-        "experiment_id", "competition__slug", "seed", "valid_submission", "above_median",
-        "bronze_medal", "silver_medal", "gold_medal",
-    ).order_by("experiment_id", "competition__slug", "seed")
+    rows = (
+        GradeReport.objects.filter(experiment_id__in=experiment_ids, is_current=True)
+        .values_list(
+            "experiment_id",
+            "competition__slug",
+            "seed",
+            "valid_submission",
+            "above_median",
+            "bronze_medal",
+            "silver_medal",
+            "gold_medal",
+        )
+        .order_by("experiment_id", "competition__slug", "seed")
+    )
     for exp_id, slug, _seed, valid, above, bronze, silver, gold in rows:
         if competition_ids is not None and slug not in competition_ids:
             continue
         out[exp_id].setdefault(slug, []).append(
             RunOutcome(
                 any_medal=bool(gold or silver or bronze),
-                level=outcome_level(valid=valid, above_median=above, bronze=bronze, silver=silver, gold=gold),
+                level=outcome_level(
+                    valid=valid, above_median=above, bronze=bronze, silver=silver, gold=gold
+                ),
             )
         )
     return out
@@ -210,13 +274,19 @@ def pairwise_comparisons(experiments: list[Experiment], split: str) -> list[dict
     from benchmark.catalogue import load_catalogue
     from benchmark.compare import compare_experiments
 
-    ids = {cid for cid, facts in load_catalogue(include_demo=True).items() if split in facts.splits} if split else None
+    ids = (
+        {cid for cid, facts in load_catalogue(include_demo=True).items() if split in facts.splits}
+        if split
+        else None
+    )
     outcomes = medal_outcomes([e.pk for e in experiments], ids)
     base = experiments[0]
     results = []
     for other in experiments[1:]:
         try:
-            result = compare_experiments(base.name, outcomes[base.pk], other.name, outcomes[other.pk])
+            result = compare_experiments(
+                base.name, outcomes[base.pk], other.name, outcomes[other.pk]
+            )
         except ValueError as exc:
             results.append({"a": base.name, "b": other.name, "error": str(exc)})
             continue

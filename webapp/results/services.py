@@ -15,7 +15,9 @@ from webapp.results.models import Agent, Experiment, GradeReport, LanguageModel,
 def agent_get_or_create(scaffold: str, model: str, version: str = "") -> Agent:
     scaffold_obj, _ = Scaffold.objects.get_or_create(name=scaffold.strip() or "unknown")
     model_obj, _ = LanguageModel.objects.get_or_create(name=model.strip() or "unknown")
-    agent, _ = Agent.objects.get_or_create(scaffold=scaffold_obj, model=model_obj, version=version.strip())
+    agent, _ = Agent.objects.get_or_create(
+        scaffold=scaffold_obj, model=model_obj, version=version.strip()
+    )
     return agent
 
 
@@ -24,7 +26,7 @@ def _report_fields(report: CompetitionReport) -> dict:
     if created is None:
         created = timezone.now()
     elif timezone.is_naive(created):
-        created = timezone.make_aware(created, dt.timezone.utc)
+        created = timezone.make_aware(created, dt.UTC)
     return {
         "score": report.score,
         "gold_threshold": report.gold_threshold,
@@ -48,7 +50,9 @@ def _report_fields(report: CompetitionReport) -> dict:
 
 
 @transaction.atomic
-def report_store(run: Run, report: CompetitionReport, source: str = GradeReport.Source.GRADED) -> GradeReport:
+def report_store(
+    run: Run, report: CompetitionReport, source: str = GradeReport.Source.GRADED
+) -> GradeReport:
     """Store ``report`` as the run's current report (a previous one stays, not current)."""
     GradeReport.objects.filter(run=run, is_current=True).update(is_current=False)
     return GradeReport.objects.create(
@@ -91,13 +95,27 @@ def experiment_create_from_reports(
     run_groups = list(run_groups)
     competitions = {c.slug: c for c in Competition.objects.all()}
     unknown = sorted(
-        {r.competition_id for g in run_groups for r in g.reports if r.competition_id not in competitions}
+        {
+            r.competition_id
+            for g in run_groups
+            for r in g.reports
+            if r.competition_id not in competitions
+        }
     )
     if unknown:
-        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
-        raise UnknownCompetitions(f"{len(unknown)} competition id(s) are not in the catalogue: {shown}")
+        shown = ", ".join(unknown[:5]) + (
+            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        )
+        raise UnknownCompetitions(
+            f"{len(unknown)} competition id(s) are not in the catalogue: {shown}"
+        )
     experiment = Experiment.objects.create(
-        name=name, agent=agent, source=source, owner=owner, is_published=is_published, **experiment_fields
+        name=name,
+        agent=agent,
+        source=source,
+        owner=owner,
+        is_published=is_published,
+        **experiment_fields,
     )
     pending: dict[tuple[str, int], tuple[str, CompetitionReport]] = {}
     for group in run_groups:
@@ -105,18 +123,55 @@ def experiment_create_from_reports(
             # MLE-bench run groups hold one report per competition; a repeat is the same
             # run listed twice, so the first one stands.
             pending.setdefault((report.competition_id, group.seed), (group.name, report))
-    report_source = GradeReport.Source.REPORTED if source == Experiment.Source.REPORTED else GradeReport.Source.GRADED
+    report_source = (
+        GradeReport.Source.REPORTED
+        if source == Experiment.Source.REPORTED
+        else GradeReport.Source.GRADED
+    )
     _insert_runs_and_reports(experiment, competitions, pending, report_source)
     return experiment
 
 
-RUN_COLUMNS = ("experiment_id", "competition_id", "seed", "run_group", "submission_path", "status", "error",
-               "claimed_by", "attempts", "created_at", "updated_at")
-REPORT_COLUMNS = ("run_id", "experiment_id", "competition_id", "seed", "is_current", "source", "score",
-                  "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold", "any_medal",
-                  "gold_medal", "silver_medal", "bronze_medal", "above_median", "submission_exists",
-                  "valid_submission", "is_lower_better", "created_at", "submission_path", "percentile",
-                  "grader_version", "error", "recorded_at")
+RUN_COLUMNS = (
+    "experiment_id",
+    "competition_id",
+    "seed",
+    "run_group",
+    "submission_path",
+    "status",
+    "error",
+    "claimed_by",
+    "attempts",
+    "created_at",
+    "updated_at",
+)
+REPORT_COLUMNS = (
+    "run_id",
+    "experiment_id",
+    "competition_id",
+    "seed",
+    "is_current",
+    "source",
+    "score",
+    "gold_threshold",
+    "silver_threshold",
+    "bronze_threshold",
+    "median_threshold",
+    "any_medal",
+    "gold_medal",
+    "silver_medal",
+    "bronze_medal",
+    "above_median",
+    "submission_exists",
+    "valid_submission",
+    "is_lower_better",
+    "created_at",
+    "submission_path",
+    "percentile",
+    "grader_version",
+    "error",
+    "recorded_at",
+)
 
 
 def _insert_runs_and_reports(experiment, competitions, pending, report_source) -> None:
@@ -127,7 +182,19 @@ def _insert_runs_and_reports(experiment, competitions, pending, report_source) -
 
     now = timezone.now()
     run_rows = [
-        (experiment.pk, competitions[cid].pk, seed, group, report.submission_path or "", Run.Status.GRADED, "", "", 0, now, now)
+        (
+            experiment.pk,
+            competitions[cid].pk,
+            seed,
+            group,
+            report.submission_path or "",
+            Run.Status.GRADED,
+            "",
+            "",
+            0,
+            now,
+            now,
+        )
         for (cid, seed), (group, report) in pending.items()
     ]
     with connection.cursor() as cursor:
@@ -137,17 +204,41 @@ def _insert_runs_and_reports(experiment, competitions, pending, report_source) -
         )
     run_ids = {
         (slug, seed): pk
-        for pk, slug, seed in Run.objects.filter(experiment=experiment).values_list("pk", "competition__slug", "seed")
+        for pk, slug, seed in Run.objects.filter(experiment=experiment).values_list(
+            "pk", "competition__slug", "seed"
+        )
     }
     report_rows = []
     for (cid, seed), (_, report) in pending.items():
         f = _report_fields(report)
         report_rows.append(
-            (run_ids[(cid, seed)], experiment.pk, competitions[cid].pk, seed, True, report_source, f["score"],
-             f["gold_threshold"], f["silver_threshold"], f["bronze_threshold"], f["median_threshold"], f["any_medal"],
-             f["gold_medal"], f["silver_medal"], f["bronze_medal"], f["above_median"], f["submission_exists"],
-             f["valid_submission"], f["is_lower_better"], f["created_at"], f["submission_path"], f["percentile"],
-             f["grader_version"], f["error"], now)
+            (
+                run_ids[(cid, seed)],
+                experiment.pk,
+                competitions[cid].pk,
+                seed,
+                True,
+                report_source,
+                f["score"],
+                f["gold_threshold"],
+                f["silver_threshold"],
+                f["bronze_threshold"],
+                f["median_threshold"],
+                f["any_medal"],
+                f["gold_medal"],
+                f["silver_medal"],
+                f["bronze_medal"],
+                f["above_median"],
+                f["submission_exists"],
+                f["valid_submission"],
+                f["is_lower_better"],
+                f["created_at"],
+                f["submission_path"],
+                f["percentile"],
+                f["grader_version"],
+                f["error"],
+                now,
+            )
         )
     with connection.cursor() as cursor:
         cursor.executemany(

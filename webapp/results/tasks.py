@@ -18,7 +18,14 @@ log = logging.getLogger(__name__)
 
 # Errors of the infrastructure (database, file system, a missing answers file) are
 # retried with backoff; a bad submission is a final result and never raises.
-INFRASTRUCTURE_ERRORS = (OperationalError, InterfaceError, DatabaseError, OSError, ConnectionError, GraderError)
+INFRASTRUCTURE_ERRORS = (
+    OperationalError,
+    InterfaceError,
+    DatabaseError,
+    OSError,
+    ConnectionError,
+    GraderError,
+)
 
 
 @shared_task(
@@ -42,11 +49,16 @@ def grade_run(self, run_id: int) -> None:
         report = None
     except INFRASTRUCTURE_ERRORS:
         if self.request.retries >= self.max_retries:
-            run_fail(run_id, "grading failed repeatedly for an infrastructure reason; re-grade to try again")
+            run_fail(
+                run_id,
+                "grading failed repeatedly for an infrastructure reason; re-grade to try again",
+            )
         raise
-    experiment_id = report.experiment_id if report else Run.objects.filter(pk=run_id).values_list(
-        "experiment_id", flat=True
-    ).first()
+    experiment_id = (
+        report.experiment_id
+        if report
+        else Run.objects.filter(pk=run_id).values_list("experiment_id", flat=True).first()
+    )
     # Figures are computed once the experiment's last run is graded, not after each run.
     if experiment_id is not None and upload_finish_if_done(experiment_id):
         refresh_experiment_aggregate.delay(experiment_id)
@@ -73,13 +85,18 @@ def process_upload(self, upload_id: int) -> None:
         upload_process(upload_id)
     except INFRASTRUCTURE_ERRORS as exc:
         if self.request.retries >= self.max_retries:
-            upload_fail(upload_id, f"the upload could not be processed ({type(exc).__name__}: {exc}); it is stored, try again later")
+            upload_fail(
+                upload_id,
+                f"the upload could not be processed ({type(exc).__name__}: {exc}); it is stored, try again later",
+            )
         raise
 
 
 @shared_task(name="webapp.results.tasks.reap_stuck_runs")
 def reap_stuck_runs() -> list[int]:
     reaped = runs_reap_stuck(settings.GRADING_STUCK_AFTER)
-    for experiment_id in set(Run.objects.filter(pk__in=reaped).values_list("experiment_id", flat=True)):
+    for experiment_id in set(
+        Run.objects.filter(pk__in=reaped).values_list("experiment_id", flat=True)
+    ):
         upload_finish_if_done(experiment_id)
     return reaped

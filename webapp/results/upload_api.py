@@ -31,7 +31,9 @@ class UploadMetadataInput(serializers.Serializer):
 def metadata_from(raw) -> dict:
     """Parse and validate the ``metadata`` field; raises ValueError with a readable reason."""
     if raw in (None, ""):
-        raise ValueError('the "metadata" field is required: JSON with at least "scaffold" and "model"')
+        raise ValueError(
+            'the "metadata" field is required: JSON with at least "scaffold" and "model"'
+        )
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
@@ -41,7 +43,10 @@ def metadata_from(raw) -> dict:
         raise ValueError('"metadata" must be a JSON object')
     serializer = UploadMetadataInput(data=raw)
     if not serializer.is_valid():
-        problems = "; ".join(f"{field}: {' '.join(str(e) for e in errors)}" for field, errors in serializer.errors.items())
+        problems = "; ".join(
+            f"{field}: {' '.join(str(e) for e in errors)}"
+            for field, errors in serializer.errors.items()
+        )
         raise ValueError(f"metadata is not valid: {problems}")
     return {k: v for k, v in serializer.validated_data.items() if v is not None}
 
@@ -70,18 +75,30 @@ class UploadCreateApi(APIView):
         request={
             "multipart/form-data": inline_serializer(
                 "UploadCreateInput",
-                {"archive": serializers.FileField(), "metadata": serializers.CharField(help_text="JSON object")},
+                {
+                    "archive": serializers.FileField(),
+                    "metadata": serializers.CharField(help_text="JSON object"),
+                },
             )
         },
         responses={
-            202: inline_serializer("UploadAccepted", {"id": serializers.IntegerField(), "url": serializers.CharField(), "duplicate": serializers.BooleanField()}),
+            202: inline_serializer(
+                "UploadAccepted",
+                {
+                    "id": serializers.IntegerField(),
+                    "url": serializers.CharField(),
+                    "duplicate": serializers.BooleanField(),
+                },
+            ),
             400: inline_serializer("UploadError", {"error": serializers.CharField()}),
         },
     )
     def post(self, request):
         archive = request.FILES.get("archive")
         if archive is None:
-            return Response({"error": 'attach the archive as the multipart file field "archive"'}, status=400)
+            return Response(
+                {"error": 'attach the archive as the multipart file field "archive"'}, status=400
+            )
         try:
             metadata = metadata_from(request.data.get("metadata"))
         except ValueError as exc:

@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 
 from webapp.results.models import Upload
 from webapp.results.upload_api import metadata_from, own_upload
-from webapp.results.uploads import UploadRefused, upload_create, upload_progress
+from webapp.results.uploads import upload_create, upload_progress
 
 TRI_STATE = [("", "not stated"), ("true", "yes"), ("false", "no")]
 
@@ -25,7 +25,9 @@ class UploadForm(forms.Form):
     hardware = forms.CharField(max_length=200, required=False)
     runtime_hours = forms.FloatField(required=False, min_value=0)
     internet_access = forms.ChoiceField(choices=TRI_STATE, required=False)
-    test_feedback = forms.ChoiceField(choices=TRI_STATE, required=False, label="Used test-set feedback")
+    test_feedback = forms.ChoiceField(
+        choices=TRI_STATE, required=False, label="Used test-set feedback"
+    )
     source_url = forms.URLField(required=False, label="Source code link", assume_scheme="https")
     seeds = forms.CharField(
         required=False,
@@ -34,7 +36,11 @@ class UploadForm(forms.Form):
 
     def metadata(self) -> dict:
         data = self.cleaned_data
-        raw = {k: data[k] for k in ("scaffold", "model", "agent_version", "name", "hardware", "source_url") if data.get(k)}
+        raw = {
+            k: data[k]
+            for k in ("scaffold", "model", "agent_version", "name", "hardware", "source_url")
+            if data.get(k)
+        }
         if data.get("runtime_hours") is not None:
             raw["runtime_hours"] = data["runtime_hours"]
         for key in ("internet_access", "test_feedback"):
@@ -55,7 +61,11 @@ def upload_new(request):
     form = UploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
-            created = upload_create(owner=request.user, uploaded_file=form.cleaned_data["archive"], metadata=form.metadata())
+            created = upload_create(
+                owner=request.user,
+                uploaded_file=form.cleaned_data["archive"],
+                metadata=form.metadata(),
+            )
         except ValueError as exc:  # UploadRefused included
             upload = getattr(exc, "upload", None)
             messages.error(request, f"Upload refused: {exc}")
@@ -63,7 +73,10 @@ def upload_new(request):
                 return redirect(upload.get_absolute_url())
         else:
             if created.duplicate:
-                messages.info(request, "You uploaded this archive before (same checksum): here is that upload.")
+                messages.info(
+                    request,
+                    "You uploaded this archive before (same checksum): here is that upload.",
+                )
             return redirect(created.upload.get_absolute_url())
     return render(request, "results/upload_new.html", {"form": form})
 
@@ -77,4 +90,8 @@ def upload_list(request):
 @login_required
 def upload_detail(request, pk: int):
     upload = own_upload(request, pk)
-    return render(request, "results/upload_detail.html", {"upload": upload, "progress": upload_progress(upload)})
+    return render(
+        request,
+        "results/upload_detail.html",
+        {"upload": upload, "progress": upload_progress(upload)},
+    )

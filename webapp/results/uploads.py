@@ -18,7 +18,11 @@ from benchmark.archive import ArchiveLimits, ArchiveRefused, extract_archive, in
 from benchmark.upload_layout import UploadLayoutError, read_upload
 from webapp.competitions.models import Competition
 from webapp.results.models import Experiment, Run, Upload
-from webapp.results.services import ReportedRunGroup, agent_get_or_create, experiment_create_from_reports
+from webapp.results.services import (
+    ReportedRunGroup,
+    agent_get_or_create,
+    experiment_create_from_reports,
+)
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +82,9 @@ def upload_create(*, owner, uploaded_file, metadata: dict) -> UploadCreated:
         if existing is not None:
             return UploadCreated(existing, duplicate=True)
         name = Path(getattr(uploaded_file, "name", "") or "archive").name[:200] or "archive"
-        upload = Upload(owner=owner, original_name=name, size=size, sha256=sha256, metadata=metadata)
+        upload = Upload(
+            owner=owner, original_name=name, size=size, sha256=sha256, metadata=metadata
+        )
         with open(temp, "rb") as handle:
             upload.archive.save(name, File(handle), save=False)
         try:
@@ -137,7 +143,9 @@ def upload_process(upload_id: int) -> Upload | None:
     except Exception:
         # Not the upload's fault (storage or database trouble): hand it back for a retry.
         shutil.rmtree(dest, ignore_errors=True)
-        Upload.objects.filter(pk=upload.pk, status=Upload.Status.PROCESSING).update(status=Upload.Status.QUEUED)
+        Upload.objects.filter(pk=upload.pk, status=Upload.Status.PROCESSING).update(
+            status=Upload.Status.QUEUED
+        )
         raise
     upload.refresh_from_db()
     if contents.kind == "reports":
@@ -160,14 +168,21 @@ def _seeds(metadata: dict) -> dict[str, int] | None:
 
 def _experiment_from(upload: Upload, contents) -> Experiment:
     meta = upload.metadata
-    agent = agent_get_or_create(meta.get("scaffold", ""), meta.get("model", ""), meta.get("agent_version", ""))
+    agent = agent_get_or_create(
+        meta.get("scaffold", ""), meta.get("model", ""), meta.get("agent_version", "")
+    )
     fields = {k: meta[k] for k in EXPERIMENT_FIELDS if meta.get(k) not in (None, "")}
     fields["source_available"] = bool(meta.get("source_url"))
     name = meta.get("name") or f"{agent.scaffold} × {agent.model} (upload {upload.pk})"
     if contents.kind == "reports":
         groups = [ReportedRunGroup(g.run_group, g.seed, list(g.reports)) for g in contents.reported]
         return experiment_create_from_reports(
-            name=name, agent=agent, run_groups=groups, source=Experiment.Source.REPORTED, owner=upload.owner, **fields
+            name=name,
+            agent=agent,
+            run_groups=groups,
+            source=Experiment.Source.REPORTED,
+            owner=upload.owner,
+            **fields,
         )
     experiment = Experiment.objects.create(
         name=name, agent=agent, source=Experiment.Source.VERIFIED, owner=upload.owner, **fields
@@ -241,7 +256,9 @@ def experiment_regrade(experiment: Experiment) -> int:
     from webapp.results.tasks import grade_run
 
     if experiment.source != Experiment.Source.VERIFIED:
-        raise ValueError("only experiments graded here can be re-graded; reported ones are kept as reported")
+        raise ValueError(
+            "only experiments graded here can be re-graded; reported ones are kept as reported"
+        )
     with transaction.atomic():
         run_ids = list(
             Run.objects.filter(experiment=experiment)

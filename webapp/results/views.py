@@ -5,11 +5,19 @@ import csv
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from webapp import figures
 from benchmark.reports import grading_report_json
+from webapp import figures
 from webapp.results import selectors
 from webapp.results.aggregates import experiment_competition_reports
-from webapp.results.leaderboard import SPLIT_LABELS, SPLITS, LeaderboardFilters, csv_rows, filter_choices, leaderboard_entries, rows_html
+from webapp.results.leaderboard import (
+    SPLIT_LABELS,
+    SPLITS,
+    LeaderboardFilters,
+    csv_rows,
+    filter_choices,
+    leaderboard_entries,
+    rows_html,
+)
 
 
 def home(request):
@@ -24,7 +32,9 @@ def home(request):
         writer = csv.writer(response)
         writer.writerows(csv_rows(entries))
         return response
-    shown = [s for s in (*SPLITS, "demo") if s in SPLITS or any(e["splits"].get(s) for e in entries)]
+    shown = [
+        s for s in (*SPLITS, "demo") if s in SPLITS or any(e["splits"].get(s) for e in entries)
+    ]
     query = request.GET.copy()
     query.pop("format", None)
     return render(
@@ -42,7 +52,12 @@ def home(request):
 
 
 def _visible_experiment(request, pk: int):
-    experiment = selectors.experiments_visible_to(request.user).filter(pk=pk).select_related("aggregate").first()
+    experiment = (
+        selectors.experiments_visible_to(request.user)
+        .filter(pk=pk)
+        .select_related("aggregate")
+        .first()
+    )
     if experiment is None:
         raise Http404("No such experiment, or it is not published.")
     return experiment
@@ -52,7 +67,9 @@ def experiment_detail(request, pk: int):
     experiment = _visible_experiment(request, pk)
     clean = request.GET.get("clean", "") in ("1", "true", "on")
     splits = selectors.split_figures(experiment, clean=clean)
-    split = request.GET.get("split") or next((s for s in ("all", "demo", "low", "medium", "high", "dev", "ran") if s in splits), "")
+    split = request.GET.get("split") or next(
+        (s for s in ("all", "demo", "low", "medium", "high", "dev", "ran") if s in splits), ""
+    )
     current = splits.get(split, {})
     stages = selectors.funnel_stages(current)
     return render(
@@ -66,9 +83,17 @@ def experiment_detail(request, pk: int):
             "figures": current,
             "split_table": [(SPLIT_LABELS.get(s, s), f.get("metrics")) for s, f in splits.items()],
             "funnel_figure": figures.funnel(stages) if stages else None,
-            "category_figure": figures.breakdown_bars(current["by_category"]) if current.get("by_category") else None,
-            "complexity_figure": figures.breakdown_bars(current["by_complexity"]) if len(current.get("by_complexity", {})) > 1 else None,
-            "pass_at_k_figure": figures.pass_at_k_curves([(experiment.name, current["pass_at_k"]["values"])]) if current.get("pass_at_k", {}).get("values") else None,
+            "category_figure": figures.breakdown_bars(current["by_category"])
+            if current.get("by_category")
+            else None,
+            "complexity_figure": figures.breakdown_bars(current["by_complexity"])
+            if len(current.get("by_complexity", {})) > 1
+            else None,
+            "pass_at_k_figure": figures.pass_at_k_curves(
+                [(experiment.name, current["pass_at_k"]["values"])]
+            )
+            if current.get("pass_at_k", {}).get("values")
+            else None,
             "rows_html": selectors.competition_rows_html(experiment),
             "published": experiment.published_figures,
             "time_figure": _time_scaling_figure(experiment),
@@ -91,14 +116,32 @@ def experiment_reports_download(request, pk: int, fmt: str):
     reports = experiment_competition_reports(experiment.pk)
     if fmt == "json":
         response = HttpResponse(grading_report_json(reports), content_type="application/json")
-        response["Content-Disposition"] = f'attachment; filename="experiment-{pk}_grading_report.json"'
+        response["Content-Disposition"] = (
+            f'attachment; filename="experiment-{pk}_grading_report.json"'
+        )
         return response
     response = HttpResponse(content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="experiment-{pk}_reports.csv"'
     writer = csv.writer(response)
-    columns = ["competition_id", "seed", "score", "gold_threshold", "silver_threshold", "bronze_threshold",
-               "median_threshold", "any_medal", "gold_medal", "silver_medal", "bronze_medal", "above_median",
-               "submission_exists", "valid_submission", "is_lower_better", "created_at", "submission_path"]
+    columns = [
+        "competition_id",
+        "seed",
+        "score",
+        "gold_threshold",
+        "silver_threshold",
+        "bronze_threshold",
+        "median_threshold",
+        "any_medal",
+        "gold_medal",
+        "silver_medal",
+        "bronze_medal",
+        "above_median",
+        "submission_exists",
+        "valid_submission",
+        "is_lower_better",
+        "created_at",
+        "submission_path",
+    ]
     writer.writerow(columns)
     for report in reports:
         data = report.to_dict()
@@ -113,13 +156,28 @@ def compare(request):
         part = part.strip()
         if part.isdigit() and int(part) not in ids:
             ids.append(int(part))
-    experiments = {e.pk: e for e in selectors.experiments_visible_to(request.user).filter(pk__in=ids).select_related("aggregate")}
+    experiments = {
+        e.pk: e
+        for e in selectors.experiments_visible_to(request.user)
+        .filter(pk__in=ids)
+        .select_related("aggregate")
+    }
     chosen = [experiments[i] for i in ids if i in experiments]
-    context = {"experiments": chosen, "raw": raw, "missing": [i for i in ids if i not in experiments]}
+    context = {
+        "experiments": chosen,
+        "raw": raw,
+        "missing": [i for i in ids if i not in experiments],
+    }
     if len(chosen) < 2:
-        context["error"] = "Pick two or more experiments you can see (from the leaderboard), e.g. /compare/?experiments=3,7."
+        context["error"] = (
+            "Pick two or more experiments you can see (from the leaderboard), e.g. /compare/?experiments=3,7."
+        )
         return render(request, "results/compare.html", context, status=200 if not raw else 400)
-    common = [s for s in ("all", "low", "medium", "high", "demo", "dev", "ran") if all(s in selectors.split_figures(e) for e in chosen)]
+    common = [
+        s
+        for s in ("all", "low", "medium", "high", "demo", "dev", "ran")
+        if all(s in selectors.split_figures(e) for e in chosen)
+    ]
     split = request.GET.get("split") or (common[0] if common else "")
     per_experiment = [(e, selectors.split_figures(e).get(split, {})) for e in chosen]
     comparisons = selectors.pairwise_comparisons(chosen, split)
@@ -129,13 +187,27 @@ def compare(request):
             "split_choices": [(s, SPLIT_LABELS.get(s, s)) for s in common],
             "per_experiment": per_experiment,
             "split_rows": [
-                (label, [((selectors.split_figures(e).get(s) or {}).get("metrics") or {}).get("any_medal_percentage") for e in chosen])
+                (
+                    label,
+                    [
+                        ((selectors.split_figures(e).get(s) or {}).get("metrics") or {}).get(
+                            "any_medal_percentage"
+                        )
+                        for e in chosen
+                    ],
+                )
                 for s, label in SPLIT_LABELS.items()
                 if any(s in selectors.split_figures(e) for e in chosen)
             ],
-            "funnels_figure": figures.funnels_side_by_side([(e.name, selectors.funnel_stages(f)) for e, f in per_experiment]),
+            "funnels_figure": figures.funnels_side_by_side(
+                [(e.name, selectors.funnel_stages(f)) for e, f in per_experiment]
+            ),
             "pass_at_k_figure": figures.pass_at_k_curves(
-                [(e.name, f["pass_at_k"]["values"]) for e, f in per_experiment if f.get("pass_at_k", {}).get("values")]
+                [
+                    (e.name, f["pass_at_k"]["values"])
+                    for e, f in per_experiment
+                    if f.get("pass_at_k", {}).get("values")
+                ]
             ),
             "comparisons": comparisons,
         }

@@ -19,7 +19,16 @@ class LaunchAdmin(admin.ModelAdmin):
 
 @admin.register(AgentRun)
 class AgentRunAdmin(admin.ModelAdmin):
-    list_display = ["pk", "launch", "competition", "seed", "status", "exit_code", "duration_s", "heartbeat_at"]
+    list_display = [
+        "pk",
+        "launch",
+        "competition",
+        "seed",
+        "status",
+        "exit_code",
+        "duration_s",
+        "heartbeat_at",
+    ]
     list_filter = ["status"]
 
 

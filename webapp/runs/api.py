@@ -14,15 +14,27 @@ from webapp.runs.services import LaunchRefused, agent_run_cancel, launch_create,
 
 class LaunchInput(serializers.Serializer):
     agent = serializers.CharField(max_length=100)
-    competitions = serializers.ListField(child=serializers.CharField(), required=False, default=list)
-    split = serializers.ChoiceField(choices=["", "low", "lite", "medium", "high", "all", "dev", "demo"], required=False, default="")
+    competitions = serializers.ListField(
+        child=serializers.CharField(), required=False, default=list
+    )
+    split = serializers.ChoiceField(
+        choices=["", "low", "lite", "medium", "high", "all", "dev", "demo"],
+        required=False,
+        default="",
+    )
     seeds = serializers.IntegerField(min_value=1, max_value=20, default=1)
     cpus = serializers.FloatField(min_value=0.01, required=False, allow_null=True, default=None)
-    memory = serializers.CharField(required=False, allow_blank=True, default="", help_text='e.g. "8g"; empty: no limit')
+    memory = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text='e.g. "8g"; empty: no limit'
+    )
     shm = serializers.CharField(required=False, allow_blank=True, default="")
     gpus = serializers.IntegerField(min_value=0, default=0)
-    time_limit_s = serializers.FloatField(min_value=1, required=False, allow_null=True, default=None)
-    snapshot_interval_s = serializers.FloatField(min_value=1, required=False, allow_null=True, default=None)
+    time_limit_s = serializers.FloatField(
+        min_value=1, required=False, allow_null=True, default=None
+    )
+    snapshot_interval_s = serializers.FloatField(
+        min_value=1, required=False, allow_null=True, default=None
+    )
     backend = serializers.ChoiceField(choices=["", "docker", "local"], required=False, default="")
 
 
@@ -53,11 +65,22 @@ class LaunchCreateApi(APIView):
 
     @extend_schema(
         request=LaunchInput,
-        responses={201: inline_serializer("LaunchCreated", {"id": serializers.IntegerField(), "url": serializers.CharField(), "runs": serializers.IntegerField()})},
+        responses={
+            201: inline_serializer(
+                "LaunchCreated",
+                {
+                    "id": serializers.IntegerField(),
+                    "url": serializers.CharField(),
+                    "runs": serializers.IntegerField(),
+                },
+            )
+        },
     )
     def post(self, request):
         if not selectors.can_launch(request.user):
-            return Response({"error": "you do not have the permission to launch agent runs"}, status=403)
+            return Response(
+                {"error": "you do not have the permission to launch agent runs"}, status=403
+            )
         serializer = LaunchInput(data=request.data)
         if not serializer.is_valid():
             return Response({"error": serializer.errors}, status=400)
@@ -85,7 +108,12 @@ class AgentRunDetailApi(APIView):
     permission_classes = [IsAuthenticated]
 
     def get(self, request, pk: int):
-        run = selectors.agent_runs_visible_to(request.user).filter(pk=pk).select_related("result_run").first()
+        run = (
+            selectors.agent_runs_visible_to(request.user)
+            .filter(pk=pk)
+            .select_related("result_run")
+            .first()
+        )
         if run is None:
             raise Http404
         return Response({**selectors.agent_run_status(run), "log_tail": run_log_tail(run)})
@@ -94,7 +122,10 @@ class AgentRunDetailApi(APIView):
 class AgentRunCancelApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=None, responses={202: inline_serializer("Cancelled", {"status": serializers.CharField()})})
+    @extend_schema(
+        request=None,
+        responses={202: inline_serializer("Cancelled", {"status": serializers.CharField()})},
+    )
     def post(self, request, pk: int):
         run = selectors.agent_runs_visible_to(request.user).filter(pk=pk).first()
         if run is None:

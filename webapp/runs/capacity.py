@@ -68,13 +68,17 @@ class HostCapacity:
         if cpus is not None and cpus > self.host.cpus:
             problems.append(f"{cpus:g} CPUs requested, the host has {self.host.cpus:g}")
         if memory is not None and memory > self.host.memory_bytes:
-            problems.append(f"{memory / 1024**3:.1f} GiB of memory requested, the host has {self.host.memory_bytes / 1024**3:.1f} GiB")
+            problems.append(
+                f"{memory / 1024**3:.1f} GiB of memory requested, the host has {self.host.memory_bytes / 1024**3:.1f} GiB"
+            )
         if gpus > len(self.host.gpu_ids):
             problems.append(f"{gpus} GPU(s) requested, the host has {len(self.host.gpu_ids)}")
         if problems:
             raise CapacityError("this run cannot fit on this worker host: " + "; ".join(problems))
 
-    def reserve(self, key: str, cpus: float | None, memory: int | None, gpus: int) -> Reservation | None:
+    def reserve(
+        self, key: str, cpus: float | None, memory: int | None, gpus: int
+    ) -> Reservation | None:
         """Reserve resources for run ``key``; None when they are not free right now.
         Raises CapacityError when they never could be."""
         self.check_fits_host(cpus, memory, gpus)
@@ -96,7 +100,12 @@ class HostCapacity:
             ):
                 return None
             chosen = tuple(free_gpus[:gpus])
-            entries[key] = {"cpus": want_cpus, "memory": want_memory, "gpus": list(chosen), "pid": os.getpid()}
+            entries[key] = {
+                "cpus": want_cpus,
+                "memory": want_memory,
+                "gpus": list(chosen),
+                "pid": os.getpid(),
+            }
             return Reservation(key, want_cpus, want_memory, chosen)
 
     def release(self, key: str) -> None:

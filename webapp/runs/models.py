@@ -8,7 +8,9 @@ from django.urls import reverse
 
 
 class Launch(models.Model):
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="launches")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="launches"
+    )
     agent_name = models.CharField(max_length=100)
     backend = models.CharField(max_length=10, default="local")  # docker | local
     competitions = models.JSONField(default=list)
@@ -20,7 +22,11 @@ class Launch(models.Model):
     time_limit_s = models.FloatField(null=True, blank=True)
     snapshot_interval_s = models.FloatField(null=True, blank=True)
     experiment = models.OneToOneField(
-        "results.Experiment", on_delete=models.SET_NULL, null=True, blank=True, related_name="launch"
+        "results.Experiment",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="launch",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -56,9 +62,13 @@ class AgentRun(models.Model):
     )
 
     launch = models.ForeignKey(Launch, on_delete=models.CASCADE, related_name="runs")
-    competition = models.ForeignKey("competitions.Competition", on_delete=models.PROTECT, related_name="agent_runs")
+    competition = models.ForeignKey(
+        "competitions.Competition", on_delete=models.PROTECT, related_name="agent_runs"
+    )
     seed = models.IntegerField()
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
     claimed_by = models.CharField(max_length=64, blank=True)
     cancel_requested = models.BooleanField(default=False)
     message = models.TextField(blank=True)
@@ -80,7 +90,11 @@ class AgentRun(models.Model):
 
     class Meta:
         ordering = ["launch", "competition__slug", "seed"]
-        constraints = [models.UniqueConstraint(fields=["launch", "competition", "seed"], name="agent_run_unique")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["launch", "competition", "seed"], name="agent_run_unique"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.launch.agent_name} on {self.competition_id} seed {self.seed}"

@@ -13,15 +13,23 @@ def launches_visible_to(user) -> QuerySet:
 
 
 def agent_runs_visible_to(user) -> QuerySet:
-    return AgentRun.objects.filter(launch__in=launches_visible_to(user)).select_related("competition", "launch")
+    return AgentRun.objects.filter(launch__in=launches_visible_to(user)).select_related(
+        "competition", "launch"
+    )
 
 
 def can_launch(user) -> bool:
-    return bool(getattr(user, "is_authenticated", False) and user.has_perm("runs.launch_agent_runs"))
+    return bool(
+        getattr(user, "is_authenticated", False) and user.has_perm("runs.launch_agent_runs")
+    )
 
 
 def launch_status(launch: Launch) -> dict:
-    runs = list(launch.runs.select_related("competition", "result_run").order_by("competition__slug", "seed"))
+    runs = list(
+        launch.runs.select_related("competition", "result_run").order_by(
+            "competition__slug", "seed"
+        )
+    )
     counts: dict[str, int] = {}
     for run in runs:
         counts[run.status] = counts.get(run.status, 0) + 1

@@ -55,7 +55,9 @@ def site_agents() -> dict[str, AgentDefinition]:
 def find_site_agent(name: str) -> AgentDefinition:
     agents = site_agents()
     if name not in agents:
-        raise AgentConfigError(f"no agent {name!r} on this site; known: {', '.join(sorted(agents))}")
+        raise AgentConfigError(
+            f"no agent {name!r} on this site; known: {', '.join(sorted(agents))}"
+        )
     return agents[name]
 
 
@@ -105,7 +107,9 @@ def launch_create(
     with transaction.atomic():
         experiment = Experiment.objects.create(
             name=f"{agent.name} run {timezone.now():%Y-%m-%d %H:%M}",
-            agent=agent_get_or_create(agent.name, "none (no LLM)" if not agent.egress else "via its own endpoint"),
+            agent=agent_get_or_create(
+                agent.name, "none (no LLM)" if not agent.egress else "via its own endpoint"
+            ),
             source=Experiment.Source.VERIFIED,
             owner=owner,
             hardware=_hardware(cpus, memory_bytes, gpus),
@@ -131,7 +135,11 @@ def launch_create(
             experiment=experiment,
         )
         runs = AgentRun.objects.bulk_create(
-            [AgentRun(launch=launch, competition=known[c], seed=s) for s in range(seeds) for c in ids]
+            [
+                AgentRun(launch=launch, competition=known[c], seed=s)
+                for s in range(seeds)
+                for c in ids
+            ]
         )
         from webapp.runs.tasks import execute_agent_run
 
@@ -203,12 +211,18 @@ def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
             pids=4096,
         )
         spec = spec_for_agent(
-            agent, run.competition.slug, resources=resources, time_limit_s=launch.time_limit_s, seed=run.seed
+            agent,
+            run.competition.slug,
+            resources=resources,
+            time_limit_s=launch.time_limit_s,
+            seed=run.seed,
         )
         output = Path(settings.MEDIA_ROOT) / "agent-runs" / str(run.pk)
         if output.exists():  # what a dead attempt left behind
             shutil.rmtree(output)
-        AgentRun.objects.filter(pk=run.pk).update(output_dir=str(output), gpu_ids=list(reservation.gpu_ids))
+        AgentRun.objects.filter(pk=run.pk).update(
+            output_dir=str(output), gpu_ids=list(reservation.gpu_ids)
+        )
         cancel = threading.Event()
         watcher = _CancelWatcher(run.pk, cancel)
         outcome = run_agent(
@@ -258,7 +272,9 @@ class _CancelWatcher:
 
 
 def _finish_without_running(run: AgentRun, status: str, message: str) -> AgentRun:
-    AgentRun.objects.filter(pk=run.pk).update(status=status, message=message, finished_at=timezone.now())
+    AgentRun.objects.filter(pk=run.pk).update(
+        status=status, message=message, finished_at=timezone.now()
+    )
     _hand_to_grading(run, submission=None)
     run.refresh_from_db()
     return run
@@ -306,12 +322,17 @@ def _grade_snapshots(run: AgentRun, snapshots) -> None:
     if not snapshots:
         return
     from benchmark.grading import grade_run
-
     from webapp.results.grading import leaderboard_data
 
     board = leaderboard_data(run.competition)
     for snap in snapshots:
-        report = grade_run(Path(snap.path), run.competition.slug, Path(settings.MLEBOARD_DATA_DIR), board, seed=run.seed)
+        report = grade_run(
+            Path(snap.path),
+            run.competition.slug,
+            Path(settings.MLEBOARD_DATA_DIR),
+            board,
+            seed=run.seed,
+        )
         SubmissionSnapshot.objects.create(
             agent_run=run,
             elapsed_s=snap.elapsed_s,
@@ -328,7 +349,9 @@ def agent_run_cancel(run: AgentRun) -> str:
     """Cancel a run: a queued one ends at once; a running one is stopped by its harness
     within seconds. Returns the run's status afterwards."""
     if AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.QUEUED).update(
-        status=AgentRun.Status.CANCELLED, cancel_requested=True, message="Cancelled before it started.",
+        status=AgentRun.Status.CANCELLED,
+        cancel_requested=True,
+        message="Cancelled before it started.",
         finished_at=timezone.now(),
     ):
         return AgentRun.Status.CANCELLED
@@ -340,10 +363,14 @@ def agent_runs_reap(stale_after_s: float) -> list[int]:
     """End runs whose heartbeat stopped (their worker or container is gone)."""
     cutoff = timezone.now() - dt.timedelta(seconds=stale_after_s)
     stuck = list(
-        AgentRun.objects.filter(status=AgentRun.Status.RUNNING, heartbeat_at__lt=cutoff).values_list("pk", flat=True)
+        AgentRun.objects.filter(
+            status=AgentRun.Status.RUNNING, heartbeat_at__lt=cutoff
+        ).values_list("pk", flat=True)
     )
     for pk in stuck:
-        updated = AgentRun.objects.filter(pk=pk, status=AgentRun.Status.RUNNING, heartbeat_at__lt=cutoff).update(
+        updated = AgentRun.objects.filter(
+            pk=pk, status=AgentRun.Status.RUNNING, heartbeat_at__lt=cutoff
+        ).update(
             status=AgentRun.Status.HARNESS_ERROR,
             message=f"The run's heartbeat stopped for more than {stale_after_s:.0f} s: its worker or container is gone.",
             finished_at=timezone.now(),
@@ -370,7 +397,12 @@ def time_scaling(experiment_id: int) -> list[dict]:
     points = []
     for run_id, elapsed, medal in rows:
         latest[run_id] = medal
-        points.append({"elapsed_hours": elapsed / 3600, "any_medal_percentage": 100 * sum(latest.values()) / total})
+        points.append(
+            {
+                "elapsed_hours": elapsed / 3600,
+                "any_medal_percentage": 100 * sum(latest.values()) / total,
+            }
+        )
     return points
 
 
@@ -387,4 +419,3 @@ def run_log_tail(run: AgentRun, max_bytes: int = 20_000) -> str:
             return handle.read().decode("utf-8", "replace")
     except FileNotFoundError:
         return ""
-

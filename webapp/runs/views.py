@@ -11,21 +11,37 @@ from webapp.runs import selectors
 from webapp.runs.api import launch_from_input
 from webapp.runs.services import LaunchRefused, agent_run_cancel, site_agents
 
-SPLITS = [("", "— none —"), ("low", "Low (Lite)"), ("medium", "Medium"), ("high", "High"), ("all", "All"), ("demo", "Demo")]
+SPLITS = [
+    ("", "— none —"),
+    ("low", "Low (Lite)"),
+    ("medium", "Medium"),
+    ("high", "High"),
+    ("all", "All"),
+    ("demo", "Demo"),
+]
 
 
 class LaunchForm(forms.Form):
     agent = forms.ChoiceField(choices=())
     split = forms.ChoiceField(choices=SPLITS, required=False)
-    competitions = forms.CharField(required=False, help_text="Competition ids, separated by spaces or commas.")
+    competitions = forms.CharField(
+        required=False, help_text="Competition ids, separated by spaces or commas."
+    )
     seeds = forms.IntegerField(min_value=1, max_value=20, initial=1)
     # The paper's protocol: 24 h, 36 vCPU, 440 GB, one A10-class GPU.
     cpus = forms.FloatField(min_value=0.01, required=False, initial=36)
     memory = forms.CharField(required=False, initial="440g")
     gpus = forms.IntegerField(min_value=0, initial=1)
-    time_limit_s = forms.FloatField(min_value=1, required=False, initial=24 * 3600, label="Time limit (s)")
-    snapshot_interval_s = forms.FloatField(min_value=1, required=False, initial=3600, label="Snapshot every (s)")
-    backend = forms.ChoiceField(choices=[("", "the site's default"), ("docker", "docker"), ("local", "local process")], required=False)
+    time_limit_s = forms.FloatField(
+        min_value=1, required=False, initial=24 * 3600, label="Time limit (s)"
+    )
+    snapshot_interval_s = forms.FloatField(
+        min_value=1, required=False, initial=3600, label="Snapshot every (s)"
+    )
+    backend = forms.ChoiceField(
+        choices=[("", "the site's default"), ("docker", "docker"), ("local", "local process")],
+        required=False,
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -37,7 +53,10 @@ def launch_list(request):
     return render(
         request,
         "runs/launch_list.html",
-        {"launches": selectors.launches_visible_to(request.user), "can_launch": selectors.can_launch(request.user)},
+        {
+            "launches": selectors.launches_visible_to(request.user),
+            "can_launch": selectors.can_launch(request.user),
+        },
     )
 
 
@@ -63,7 +82,11 @@ def launch_detail(request, pk: int):
     launch = selectors.launches_visible_to(request.user).filter(pk=pk).first()
     if launch is None:
         raise Http404
-    return render(request, "runs/launch_detail.html", {"launch": launch, "status": selectors.launch_status(launch)})
+    return render(
+        request,
+        "runs/launch_detail.html",
+        {"launch": launch, "status": selectors.launch_status(launch)},
+    )
 
 
 @login_required

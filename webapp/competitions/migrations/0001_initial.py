@@ -5,121 +5,224 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Competition',
+            name="Competition",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.CharField(max_length=120, unique=True)),
-                ('name', models.CharField(max_length=200)),
-                ('category', models.CharField(db_index=True, max_length=60)),
-                ('complexity', models.CharField(choices=[('low', 'Low'), ('medium', 'Medium'), ('high', 'High'), ('dev', 'Dev')], db_index=True, max_length=10)),
-                ('metric', models.CharField(max_length=60)),
-                ('lower_is_better', models.BooleanField()),
-                ('awards_medals', models.BooleanField(default=True)),
-                ('competition_type', models.CharField(blank=True, max_length=20)),
-                ('id_column', models.CharField(blank=True, max_length=100)),
-                ('target_columns', models.JSONField(blank=True, default=list)),
-                ('is_demo', models.BooleanField(default=False, help_text='Built by mleboard from scikit-learn data; not an MLE-bench task.')),
-                ('description', models.TextField(blank=True)),
-                ('description_obfuscated', models.TextField(blank=True)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('retired', models.BooleanField(default=False)),
-                ('retired_note', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.CharField(max_length=120, unique=True)),
+                ("name", models.CharField(max_length=200)),
+                ("category", models.CharField(db_index=True, max_length=60)),
+                (
+                    "complexity",
+                    models.CharField(
+                        choices=[
+                            ("low", "Low"),
+                            ("medium", "Medium"),
+                            ("high", "High"),
+                            ("dev", "Dev"),
+                        ],
+                        db_index=True,
+                        max_length=10,
+                    ),
+                ),
+                ("metric", models.CharField(max_length=60)),
+                ("lower_is_better", models.BooleanField()),
+                ("awards_medals", models.BooleanField(default=True)),
+                ("competition_type", models.CharField(blank=True, max_length=20)),
+                ("id_column", models.CharField(blank=True, max_length=100)),
+                ("target_columns", models.JSONField(blank=True, default=list)),
+                (
+                    "is_demo",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Built by mleboard from scikit-learn data; not an MLE-bench task.",
+                    ),
+                ),
+                ("description", models.TextField(blank=True)),
+                ("description_obfuscated", models.TextField(blank=True)),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("retired", models.BooleanField(default=False)),
+                ("retired_note", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ['slug'],
+                "ordering": ["slug"],
             },
         ),
         migrations.CreateModel(
-            name='Split',
+            name="Split",
             fields=[
-                ('slug', models.SlugField(max_length=20, primary_key=True, serialize=False)),
-                ('name', models.CharField(max_length=60)),
-                ('order', models.PositiveSmallIntegerField(default=0)),
+                ("slug", models.SlugField(max_length=20, primary_key=True, serialize=False)),
+                ("name", models.CharField(max_length=60)),
+                ("order", models.PositiveSmallIntegerField(default=0)),
             ],
             options={
-                'ordering': ['order', 'slug'],
+                "ordering": ["order", "slug"],
             },
         ),
         migrations.CreateModel(
-            name='KnownIssue',
+            name="KnownIssue",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('crowded_leaderboard', 'Crowded leaderboard'), ('leakage', 'Leakage'), ('broken_split', 'Broken split'), ('grader_quirk', 'Grader quirk (reproduced from MLE-bench)'), ('data', 'Data problem'), ('other', 'Other')], max_length=30)),
-                ('note', models.TextField()),
-                ('source', models.CharField(choices=[('catalogue', 'Catalogue'), ('grader', 'Grader'), ('admin', 'Admin')], default='admin', max_length=20)),
-                ('excludes_from_clean_subset', models.BooleanField(default=True, help_text="Leave this competition out of the leaderboard's clean-subset figures.")),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('competition', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='known_issues', to='competitions.competition')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("crowded_leaderboard", "Crowded leaderboard"),
+                            ("leakage", "Leakage"),
+                            ("broken_split", "Broken split"),
+                            ("grader_quirk", "Grader quirk (reproduced from MLE-bench)"),
+                            ("data", "Data problem"),
+                            ("other", "Other"),
+                        ],
+                        max_length=30,
+                    ),
+                ),
+                ("note", models.TextField()),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("catalogue", "Catalogue"),
+                            ("grader", "Grader"),
+                            ("admin", "Admin"),
+                        ],
+                        default="admin",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "excludes_from_clean_subset",
+                    models.BooleanField(
+                        default=True,
+                        help_text="Leave this competition out of the leaderboard's clean-subset figures.",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "competition",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="known_issues",
+                        to="competitions.competition",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['competition', 'kind', 'id'],
+                "ordering": ["competition", "kind", "id"],
             },
         ),
         migrations.CreateModel(
-            name='PrivateLeaderboard',
+            name="PrivateLeaderboard",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.PositiveIntegerField()),
-                ('is_current', models.BooleanField(default=True)),
-                ('source_format', models.CharField(max_length=20)),
-                ('source_name', models.CharField(blank=True, max_length=300)),
-                ('sha256', models.CharField(blank=True, max_length=64)),
-                ('is_synthetic', models.BooleanField(default=False, help_text='A synthetic reference population (demo), never human teams.')),
-                ('n_teams', models.PositiveIntegerField()),
-                ('lower_is_better', models.BooleanField()),
-                ('gold_threshold', models.FloatField()),
-                ('silver_threshold', models.FloatField()),
-                ('bronze_threshold', models.FloatField()),
-                ('median_threshold', models.FloatField()),
-                ('warnings', models.JSONField(blank=True, default=list)),
-                ('note', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('competition', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='leaderboards', to='competitions.competition')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("version", models.PositiveIntegerField()),
+                ("is_current", models.BooleanField(default=True)),
+                ("source_format", models.CharField(max_length=20)),
+                ("source_name", models.CharField(blank=True, max_length=300)),
+                ("sha256", models.CharField(blank=True, max_length=64)),
+                (
+                    "is_synthetic",
+                    models.BooleanField(
+                        default=False,
+                        help_text="A synthetic reference population (demo), never human teams.",
+                    ),
+                ),
+                ("n_teams", models.PositiveIntegerField()),
+                ("lower_is_better", models.BooleanField()),
+                ("gold_threshold", models.FloatField()),
+                ("silver_threshold", models.FloatField()),
+                ("bronze_threshold", models.FloatField()),
+                ("median_threshold", models.FloatField()),
+                ("warnings", models.JSONField(blank=True, default=list)),
+                ("note", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "competition",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="leaderboards",
+                        to="competitions.competition",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['competition', '-version'],
+                "ordering": ["competition", "-version"],
             },
         ),
         migrations.CreateModel(
-            name='LeaderboardEntry',
+            name="LeaderboardEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('score', models.FloatField()),
-                ('team_id', models.CharField(blank=True, max_length=64)),
-                ('team_name', models.CharField(blank=True, max_length=200)),
-                ('submission_date', models.CharField(blank=True, max_length=40)),
-                ('leaderboard', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='entries', to='competitions.privateleaderboard')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                ("score", models.FloatField()),
+                ("team_id", models.CharField(blank=True, max_length=64)),
+                ("team_name", models.CharField(blank=True, max_length=200)),
+                ("submission_date", models.CharField(blank=True, max_length=40)),
+                (
+                    "leaderboard",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="entries",
+                        to="competitions.privateleaderboard",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['leaderboard', 'position'],
+                "ordering": ["leaderboard", "position"],
             },
         ),
         migrations.AddField(
-            model_name='competition',
-            name='splits',
-            field=models.ManyToManyField(blank=True, related_name='competitions', to='competitions.split'),
+            model_name="competition",
+            name="splits",
+            field=models.ManyToManyField(
+                blank=True, related_name="competitions", to="competitions.split"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='privateleaderboard',
-            constraint=models.UniqueConstraint(fields=('competition', 'version'), name='leaderboard_version_unique'),
+            model_name="privateleaderboard",
+            constraint=models.UniqueConstraint(
+                fields=("competition", "version"), name="leaderboard_version_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='privateleaderboard',
-            constraint=models.UniqueConstraint(condition=models.Q(('is_current', True)), fields=('competition',), name='one_current_leaderboard'),
+            model_name="privateleaderboard",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("is_current", True)),
+                fields=("competition",),
+                name="one_current_leaderboard",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='leaderboardentry',
-            constraint=models.UniqueConstraint(fields=('leaderboard', 'position'), name='entry_position_unique'),
+            model_name="leaderboardentry",
+            constraint=models.UniqueConstraint(
+                fields=("leaderboard", "position"), name="entry_position_unique"
+            ),
         ),
     ]

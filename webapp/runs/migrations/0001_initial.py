@@ -6,87 +6,166 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('competitions', '0001_initial'),
-        ('results', '0001_initial'),
+        ("competitions", "0001_initial"),
+        ("results", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Launch',
+            name="Launch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('agent_name', models.CharField(max_length=100)),
-                ('backend', models.CharField(default='local', max_length=10)),
-                ('competitions', models.JSONField(default=list)),
-                ('seeds', models.PositiveIntegerField(default=1)),
-                ('cpus', models.FloatField(blank=True, null=True)),
-                ('memory_bytes', models.BigIntegerField(blank=True, null=True)),
-                ('shm_bytes', models.BigIntegerField(blank=True, null=True)),
-                ('gpus', models.PositiveSmallIntegerField(default=0)),
-                ('time_limit_s', models.FloatField(blank=True, null=True)),
-                ('snapshot_interval_s', models.FloatField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('experiment', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='launch', to='results.experiment')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='launches', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("agent_name", models.CharField(max_length=100)),
+                ("backend", models.CharField(default="local", max_length=10)),
+                ("competitions", models.JSONField(default=list)),
+                ("seeds", models.PositiveIntegerField(default=1)),
+                ("cpus", models.FloatField(blank=True, null=True)),
+                ("memory_bytes", models.BigIntegerField(blank=True, null=True)),
+                ("shm_bytes", models.BigIntegerField(blank=True, null=True)),
+                ("gpus", models.PositiveSmallIntegerField(default=0)),
+                ("time_limit_s", models.FloatField(blank=True, null=True)),
+                ("snapshot_interval_s", models.FloatField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "experiment",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="launch",
+                        to="results.experiment",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="launches",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
-                'permissions': [('launch_agent_runs', 'Can launch agent runs')],
+                "ordering": ["-created_at"],
+                "permissions": [("launch_agent_runs", "Can launch agent runs")],
             },
         ),
         migrations.CreateModel(
-            name='AgentRun',
+            name="AgentRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seed', models.IntegerField()),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('completed', 'Completed'), ('timed_out', 'Timed out'), ('out_of_memory', 'Out of memory'), ('failed', 'Failed (non-zero exit)'), ('harness_error', 'Harness error'), ('cancelled', 'Cancelled')], db_index=True, default='queued', max_length=16)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('message', models.TextField(blank=True)),
-                ('detail', models.TextField(blank=True)),
-                ('exit_code', models.IntegerField(blank=True, null=True)),
-                ('duration_s', models.FloatField(blank=True, null=True)),
-                ('egress_granted', models.BooleanField(default=False)),
-                ('output_dir', models.CharField(blank=True, max_length=500)),
-                ('overhead', models.JSONField(blank=True, default=dict)),
-                ('validation_counts', models.JSONField(blank=True, default=dict)),
-                ('gpu_ids', models.JSONField(blank=True, default=list)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('competition', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='agent_runs', to='competitions.competition')),
-                ('result_run', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='agent_run', to='results.run')),
-                ('launch', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='runs.launch')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("seed", models.IntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("completed", "Completed"),
+                            ("timed_out", "Timed out"),
+                            ("out_of_memory", "Out of memory"),
+                            ("failed", "Failed (non-zero exit)"),
+                            ("harness_error", "Harness error"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        db_index=True,
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("message", models.TextField(blank=True)),
+                ("detail", models.TextField(blank=True)),
+                ("exit_code", models.IntegerField(blank=True, null=True)),
+                ("duration_s", models.FloatField(blank=True, null=True)),
+                ("egress_granted", models.BooleanField(default=False)),
+                ("output_dir", models.CharField(blank=True, max_length=500)),
+                ("overhead", models.JSONField(blank=True, default=dict)),
+                ("validation_counts", models.JSONField(blank=True, default=dict)),
+                ("gpu_ids", models.JSONField(blank=True, default=list)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "competition",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="agent_runs",
+                        to="competitions.competition",
+                    ),
+                ),
+                (
+                    "result_run",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="agent_run",
+                        to="results.run",
+                    ),
+                ),
+                (
+                    "launch",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runs",
+                        to="runs.launch",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['launch', 'competition__slug', 'seed'],
+                "ordering": ["launch", "competition__slug", "seed"],
             },
         ),
         migrations.CreateModel(
-            name='SubmissionSnapshot',
+            name="SubmissionSnapshot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('elapsed_s', models.FloatField()),
-                ('path', models.CharField(max_length=500)),
-                ('score', models.FloatField(blank=True, null=True)),
-                ('valid_submission', models.BooleanField(default=False)),
-                ('above_median', models.BooleanField(default=False)),
-                ('any_medal', models.BooleanField(default=False)),
-                ('error', models.TextField(blank=True)),
-                ('agent_run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='snapshots', to='runs.agentrun')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("elapsed_s", models.FloatField()),
+                ("path", models.CharField(max_length=500)),
+                ("score", models.FloatField(blank=True, null=True)),
+                ("valid_submission", models.BooleanField(default=False)),
+                ("above_median", models.BooleanField(default=False)),
+                ("any_medal", models.BooleanField(default=False)),
+                ("error", models.TextField(blank=True)),
+                (
+                    "agent_run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="snapshots",
+                        to="runs.agentrun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['agent_run', 'elapsed_s'],
+                "ordering": ["agent_run", "elapsed_s"],
             },
         ),
         migrations.AddConstraint(
-            model_name='agentrun',
-            constraint=models.UniqueConstraint(fields=('launch', 'competition', 'seed'), name='agent_run_unique'),
+            model_name="agentrun",
+            constraint=models.UniqueConstraint(
+                fields=("launch", "competition", "seed"), name="agent_run_unique"
+            ),
         ),
     ]

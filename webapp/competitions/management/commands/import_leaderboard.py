@@ -19,7 +19,9 @@ class Command(BaseCommand):
         try:
             comp = Competition.objects.get(slug=competition)
         except Competition.DoesNotExist:
-            raise CommandError(f"unknown competition {competition!r}: run load_catalogue first?") from None
+            raise CommandError(
+                f"unknown competition {competition!r}: run load_catalogue first?"
+            ) from None
         try:
             board = leaderboard_import_file(comp, path, note=note)
         except LeaderboardError as exc:

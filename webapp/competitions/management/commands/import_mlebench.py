@@ -13,8 +13,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("path", type=Path, help="The MLE-bench repository (after `git lfs pull`).")
-        parser.add_argument("--competition", action="append", dest="competitions", help="Only these ids.")
+        parser.add_argument(
+            "path", type=Path, help="The MLE-bench repository (after `git lfs pull`)."
+        )
+        parser.add_argument(
+            "--competition", action="append", dest="competitions", help="Only these ids."
+        )
 
     def handle(self, *args, path: Path, competitions=None, **options):
         try:
@@ -32,4 +36,6 @@ class Command(BaseCommand):
             self.stderr.write(
                 f"{len(checkout.missing_competitions)} catalogue competitions have no folder in this checkout"
             )
-        self.stdout.write("summary: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
+        self.stdout.write(
+            "summary: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        )

@@ -5,7 +5,11 @@ from django.core.management.base import BaseCommand, CommandError
 from webapp.results.aggregates import experiment_aggregate_refresh
 from webapp.results.models import Experiment
 from webapp.results.reports_import import RunsFolderError, read_runs_folder
-from webapp.results.services import UnknownCompetitions, agent_get_or_create, experiment_create_from_reports
+from webapp.results.services import (
+    UnknownCompetitions,
+    agent_get_or_create,
+    experiment_create_from_reports,
+)
 
 
 class Command(BaseCommand):
@@ -17,12 +21,27 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("runs_dir", type=Path)
-        parser.add_argument("--experiments", type=Path, default=None, help="run_group_experiments.csv")
-        parser.add_argument("--scaffold", default="", help="Scaffold name (default: the experiment id).")
+        parser.add_argument(
+            "--experiments", type=Path, default=None, help="run_group_experiments.csv"
+        )
+        parser.add_argument(
+            "--scaffold", default="", help="Scaffold name (default: the experiment id)."
+        )
         parser.add_argument("--model", default="unknown", help="The LLM behind the agent.")
-        parser.add_argument("--publish", action="store_true", help="Publish the experiments at once.")
+        parser.add_argument(
+            "--publish", action="store_true", help="Publish the experiments at once."
+        )
 
-    def handle(self, *args, runs_dir: Path, experiments: Path | None, scaffold: str, model: str, publish: bool, **options):
+    def handle(
+        self,
+        *args,
+        runs_dir: Path,
+        experiments: Path | None,
+        scaffold: str,
+        model: str,
+        publish: bool,
+        **options,
+    ):
         try:
             found = read_runs_folder(runs_dir, experiments)
         except RunsFolderError as exc:
@@ -39,7 +58,9 @@ class Command(BaseCommand):
                     is_published=publish,
                 )
             except UnknownCompetitions as exc:
-                raise CommandError(f"{item.experiment_id}: {exc}; nothing of it was stored") from None
+                raise CommandError(
+                    f"{item.experiment_id}: {exc}; nothing of it was stored"
+                ) from None
             created.append(experiment)
         for experiment in created:
             experiment_aggregate_refresh(experiment.pk)

@@ -35,7 +35,9 @@ class Command(BaseCommand):
             competition = Competition.objects.get(slug=competition_id)
             board = leaderboard_import_file(competition, build.leaderboards[competition_id])
             board.is_synthetic = True
-            board.note = "Synthetic reference population of models trained by mleboard (not human teams)."
+            board.note = (
+                "Synthetic reference population of models trained by mleboard (not human teams)."
+            )
             board.save(update_fields=["is_synthetic", "note"])
         for agent_name in REFERENCE_AGENTS:
             agent = agent_get_or_create(f"reference/{agent_name}", "none (no LLM)")

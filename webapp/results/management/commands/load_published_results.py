@@ -23,7 +23,10 @@ class Command(BaseCommand):
         for entry in yaml.safe_load(file.read_text()):
             agent = agent_get_or_create(entry["agent"], str(entry["llm"]))
             name = f"{entry['agent']} × {entry['llm']} (published)"
-            figures = {s: {"mean": float(entry[s][0]), "standard_error": float(entry[s][1])} for s in ("low", "medium", "high", "all")}
+            figures = {
+                s: {"mean": float(entry[s][0]), "standard_error": float(entry[s][1])}
+                for s in ("low", "medium", "high", "all")
+            }
             _, was_created = Experiment.objects.update_or_create(
                 name=name,
                 source=Experiment.Source.REPORTED,
