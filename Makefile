@@ -20,6 +20,7 @@ setup: venv
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_catalogue
 	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py load_published_results
 	$(BIN)/python manage.py collectstatic --noinput -v0
 
 run: setup
