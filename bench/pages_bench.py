@@ -27,7 +27,9 @@ def main() -> None:
     from webapp.competitions.models import Competition
     from webapp.results.models import Experiment
 
-    experiment = Experiment.objects.filter(is_published=True, aggregate__isnull=False).order_by("pk").first()
+    experiment = (
+        Experiment.objects.filter(is_published=True, aggregate__isnull=False).order_by("pk").first()
+    )
     competition = Competition.objects.filter(leaderboards__is_current=True).order_by("slug").first()
     pages = {"home /": "/", "competitions": "/competitions/"}
     if competition:
@@ -44,7 +46,9 @@ def main() -> None:
             assert response.status_code == 200, (url, response.status_code)
             times.append(float(response["Server-Timing"].split("dur=")[1]))
         times.sort()
-        print(f"{label:40} {statistics.median(times):10.1f} {times[int(0.9 * (len(times) - 1))]:8.1f}")
+        print(
+            f"{label:40} {statistics.median(times):10.1f} {times[int(0.9 * (len(times) - 1))]:8.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -8,30 +8,13 @@ from django.db import transaction
 
 from benchmark.aggregate import AggregationError, aggregate
 from benchmark.catalogue import load_catalogue
-from benchmark.reports import CompetitionReport
+from benchmark.reports import REPORT_KEYS, CompetitionReport
 from webapp.competitions.selectors import clean_subset_excluded_slugs
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport
 
 SPLITS = ("low", "medium", "high", "all", "dev", "demo")
-REPORT_FIELDS = (
-    "competition__slug",
-    "seed",
-    "score",
-    "gold_threshold",
-    "silver_threshold",
-    "bronze_threshold",
-    "median_threshold",
-    "any_medal",
-    "gold_medal",
-    "silver_medal",
-    "bronze_medal",
-    "above_median",
-    "submission_exists",
-    "valid_submission",
-    "is_lower_better",
-    "created_at",
-    "submission_path",
-)
+# The stored report's columns in MLE-bench's key order, the competition by its slug.
+REPORT_FIELDS = ("competition__slug", "seed", *REPORT_KEYS[1:])
 
 
 def experiment_competition_reports(experiment_id: int) -> list[CompetitionReport]:
@@ -40,23 +23,7 @@ def experiment_competition_reports(experiment_id: int) -> list[CompetitionReport
     )
     return [
         CompetitionReport(
-            competition_id=row[0],
-            seed=row[1],
-            score=row[2],
-            gold_threshold=row[3],
-            silver_threshold=row[4],
-            bronze_threshold=row[5],
-            median_threshold=row[6],
-            any_medal=row[7],
-            gold_medal=row[8],
-            silver_medal=row[9],
-            bronze_medal=row[10],
-            above_median=row[11],
-            submission_exists=row[12],
-            valid_submission=row[13],
-            is_lower_better=row[14],
-            created_at=row[15],
-            submission_path=row[16],
+            competition_id=row[0], seed=row[1], **dict(zip(REPORT_KEYS[1:], row[2:], strict=True))
         )
         for row in rows
     ]

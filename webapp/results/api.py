@@ -7,6 +7,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmark.reports import EXTRA_KEYS, REPORT_KEYS
 from webapp.results import selectors
 from webapp.results.models import Experiment, GradeReport
 
@@ -54,29 +55,7 @@ class ReportOutput(serializers.ModelSerializer):
 
     class Meta:
         model = GradeReport
-        fields = [
-            "competition_id",
-            "seed",
-            "score",
-            "gold_threshold",
-            "silver_threshold",
-            "bronze_threshold",
-            "median_threshold",
-            "any_medal",
-            "gold_medal",
-            "silver_medal",
-            "bronze_medal",
-            "above_median",
-            "submission_exists",
-            "valid_submission",
-            "is_lower_better",
-            "created_at",
-            "submission_path",
-            "percentile",
-            "grader_version",
-            "error",
-            "source",
-        ]
+        fields = ["competition_id", "seed", *REPORT_KEYS[1:], *EXTRA_KEYS[1:], "source"]
 
 
 def _visible_experiment(request, pk: int) -> Experiment:

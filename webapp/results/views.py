@@ -5,7 +5,7 @@ import csv
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from benchmark.reports import grading_report_json
+from benchmark.reports import REPORT_KEYS, grading_report_json
 from webapp import figures
 from webapp.results import selectors
 from webapp.results.aggregates import experiment_competition_reports
@@ -123,25 +123,7 @@ def experiment_reports_download(request, pk: int, fmt: str):
     response = HttpResponse(content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="experiment-{pk}_reports.csv"'
     writer = csv.writer(response)
-    columns = [
-        "competition_id",
-        "seed",
-        "score",
-        "gold_threshold",
-        "silver_threshold",
-        "bronze_threshold",
-        "median_threshold",
-        "any_medal",
-        "gold_medal",
-        "silver_medal",
-        "bronze_medal",
-        "above_median",
-        "submission_exists",
-        "valid_submission",
-        "is_lower_better",
-        "created_at",
-        "submission_path",
-    ]
+    columns = ["competition_id", "seed", *REPORT_KEYS[1:]]
     writer.writerow(columns)
     for report in reports:
         data = report.to_dict()
