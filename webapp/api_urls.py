@@ -14,6 +14,8 @@ urlpatterns = [
         competition_api.CompetitionDetailApi.as_view(),
         name="api-competition-detail",
     ),
+    path("leaderboard/", result_api.LeaderboardApi.as_view(), name="api-leaderboard"),
+    path("compare/", result_api.CompareApi.as_view(), name="api-compare"),
     path("experiments/", result_api.ExperimentListApi.as_view(), name="api-experiment-list"),
     path(
         "experiments/<int:pk>/",

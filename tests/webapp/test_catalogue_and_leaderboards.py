@@ -98,3 +98,21 @@ def test_import_mlebench_tree_with_real_leaderboards(tmp_path, capsys):
     assert board is not None and board.n_teams == 5 and board.gold_threshold == 0.82
     cactus = Competition.objects.get(slug="aerial-cactus-identification")
     assert cactus.current_leaderboard is None
+
+
+def test_grader_quirks_are_shown_as_known_issues_without_leaving_the_clean_subset(client):
+    catalogue_sync()
+    quirks = KnownIssue.objects.filter(
+        competition__slug="nomad2018-predict-transparent-conductors", source="grader"
+    )
+    assert quirks.exists() and not quirks.filter(excludes_from_clean_subset=True).exists()
+    assert any("position" in q.note for q in quirks)
+    page = client.get("/competitions/nomad2018-predict-transparent-conductors/").content.decode()
+    assert "Grader quirk" in page
+    catalogue_sync()  # idempotent
+    assert (
+        KnownIssue.objects.filter(
+            competition__slug="nomad2018-predict-transparent-conductors", source="grader"
+        ).count()
+        == quirks.count()
+    )

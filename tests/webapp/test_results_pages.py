@@ -123,3 +123,61 @@ def test_api_schema_and_docs_without_cdn(client):
     assert schema.status_code == 200
     docs = client.get("/api/docs/").content.decode()
     assert "cdn" not in docs.lower() and "/static/drf_spectacular_sidecar/" in docs
+
+
+def test_api_leaderboard_and_compare_give_the_page_figures(client, imported):
+    aide, mlab = Experiment.objects.get(name="aide-o1"), Experiment.objects.get(name="mlab-gpt4o")
+    entries = client.get("/api/leaderboard/").json()["entries"]
+    by_name = {e["name"]: e for e in entries}
+    low = aide.aggregate.figures["splits"]["low"]["metrics"]["any_medal_percentage"]
+    assert by_name["aide-o1"]["splits"]["low"]["mean"] == low["mean"]
+    assert by_name["aide-o1"]["splits"]["low"]["standard_error"] == low["standard_error"]
+    assert client.get("/", {"format": "json"}).json()["entries"] == entries
+    csv_text = client.get("/", {"format": "csv"}).content.decode()
+    assert csv_text.splitlines()[0].startswith("rank,scaffold,model") and "aide-o1" in csv_text
+    result = client.get(
+        "/api/compare/", {"experiments": f"{aide.pk},{mlab.pk}", "split": "low"}
+    ).json()
+    comparison = result["comparisons"][0]
+    assert comparison["n_competitions"] == 22 and "95% CI" in comparison["sentence"]
+    page = client.get(
+        "/compare/", {"experiments": f"{aide.pk},{mlab.pk}", "split": "low"}
+    ).content.decode()
+    assert comparison["sentence"].split(" (")[0] in page.replace("&#x27;", "'")
+    assert client.get("/api/compare/", {"experiments": str(aide.pk)}).status_code == 400
+
+
+def test_regrade_keeps_the_old_report_and_records_the_grader_version(tmp_path, settings):
+    from benchmark.demo import build_demo
+    from webapp.competitions.models import Competition
+    from webapp.results.grading import run_grade
+    from webapp.results.models import Run
+    from webapp.results.services import agent_get_or_create
+    from webapp.results.uploads import experiment_regrade
+
+    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
+    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1, competitions=("demo-wine",))
+    catalogue_sync()
+    experiment = Experiment.objects.create(
+        name="e", agent=agent_get_or_create("s", "m"), source=Experiment.Source.VERIFIED
+    )
+    run = Run.objects.create(
+        experiment=experiment,
+        competition=Competition.objects.get(slug="demo-wine"),
+        seed=0,
+        submission_path=str(build.submissions["linear"][0]["demo-wine"]),
+    )
+    first = run_grade(run.pk)
+    assert first.grader_version and first.valid_submission
+    assert experiment_regrade(experiment) == 1
+    run.refresh_from_db()
+    assert run.status == Run.Status.QUEUED
+    second = run_grade(run.pk)
+    first.refresh_from_db()
+    assert not first.is_current and second.is_current and second.score == first.score
+    assert GradeReport.objects.filter(run=run).count() == 2
+    reported = Experiment.objects.create(
+        name="r", agent=experiment.agent, source=Experiment.Source.REPORTED
+    )
+    with pytest.raises(ValueError, match="reported"):
+        experiment_regrade(reported)

@@ -65,7 +65,31 @@ def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
                 source=KnownIssue.Source.CATALOGUE,
                 defaults={"kind": _known_issue_kind(note)},
             )
+        _sync_grader_quirks(competition)
     return result
+
+
+def _sync_grader_quirks(competition: Competition) -> None:
+    """Record the MLE-bench grading quirks our grader reproduces as known issues, so the
+    site shows them. They describe how published numbers were graded, so they do not
+    take the competition out of the clean subset."""
+    import graders
+
+    try:
+        quirks = graders.grader_for(competition.slug).quirks
+    except graders.UnknownCompetition:
+        return
+    stale = KnownIssue.objects.filter(
+        competition=competition, source=KnownIssue.Source.GRADER
+    ).exclude(note__in=quirks)
+    stale.delete()
+    for note in quirks:
+        KnownIssue.objects.get_or_create(
+            competition=competition,
+            note=note,
+            source=KnownIssue.Source.GRADER,
+            defaults={"kind": KnownIssue.Kind.GRADER_QUIRK, "excludes_from_clean_subset": False},
+        )
 
 
 def competition_upsert_facts(facts: CompetitionFacts) -> tuple[Competition, bool]:

@@ -95,3 +95,52 @@ class ExperimentReportsApi(APIView):
     def get(self, request, pk: int):
         experiment = _visible_experiment(request, pk)
         return Response(ReportOutput(selectors.experiment_reports(experiment), many=True).data)
+
+
+class LeaderboardApi(APIView):
+    """The public leaderboard: the same entries as ``/`` (and its JSON export), with the
+    same filters as query parameters (scaffold, model, source, since, until,
+    internet_access/test_feedback/source_available/known_leakage = yes|no, clean=1)."""
+
+    permission_classes = [AllowAny]
+
+    def get(self, request):
+        from webapp.results.leaderboard import LeaderboardFilters, leaderboard_entries
+
+        filters = LeaderboardFilters.from_query(request.query_params)
+        return Response(
+            {
+                "clean_subset": filters.clean,
+                "entries": leaderboard_entries(user=request.user, filters=filters),
+            }
+        )
+
+
+class CompareApi(APIView):
+    """``?experiments=a,b[,...]&split=all``: the first experiment against each other one,
+    with the paired bootstrap interval and sign-flip test (the compare page's figures)."""
+
+    permission_classes = [AllowAny]
+
+    def get(self, request):
+        ids = [
+            int(p)
+            for p in request.query_params.get("experiments", "").split(",")
+            if p.strip().isdigit()
+        ]
+        visible = {
+            e.pk: e for e in selectors.experiments_visible_to(request.user).filter(pk__in=ids)
+        }
+        chosen = [visible[i] for i in dict.fromkeys(ids) if i in visible]
+        if len(chosen) < 2:
+            return Response(
+                {"error": "give two or more experiments you can see: ?experiments=3,7"}, status=400
+            )
+        split = request.query_params.get("split", "all")
+        return Response(
+            {
+                "split": split,
+                "experiments": [e.pk for e in chosen],
+                "comparisons": selectors.pairwise_comparisons(chosen, split),
+            }
+        )

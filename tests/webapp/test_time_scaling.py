@@ -1,0 +1,76 @@
+"""Hourly snapshots (here: every second) of an agent's submission are graded like the
+final one and drawn as Any Medal % against elapsed time on the experiment page."""
+
+import pytest
+from django.contrib.auth.models import Permission
+
+from benchmark.demo import build_demo
+from webapp.competitions.models import Competition
+from webapp.competitions.services import catalogue_sync, leaderboard_import_file
+from webapp.runs.models import AgentRun, SubmissionSnapshot
+from webapp.runs.services import agent_run_execute, launch_create, time_scaling
+
+pytestmark = pytest.mark.django_db
+
+IMPROVER = """import shutil, time
+# Writes the sample submission first, then a good one: the curve must rise.
+shutil.copy("{sample}", "{out}/submission.csv")
+time.sleep(2.5)
+shutil.copy("{good}", "{out}/submission.csv")
+time.sleep(1.5)
+"""
+
+
+def test_snapshots_are_graded_and_drawn(tmp_path, settings, django_user_model, client):
+    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1, competitions=("demo-wine",))
+    catalogue_sync()
+    leaderboard_import_file(
+        Competition.objects.get(slug="demo-wine"), build.leaderboards["demo-wine"]
+    )
+    agent = tmp_path / "agents" / "improver"
+    agent.mkdir(parents=True)
+    (agent / "agent.yaml").write_text(
+        "name: improver\ndescription: improves\nstart: [python3, main.py]\n"
+    )
+    (agent / "Dockerfile").write_text("FROM scratch\n")
+    settings.MLEBOARD_AGENT_DIRS = [tmp_path / "agents"]
+    user = django_user_model.objects.create_user("hana", password="pw-hana-1234")
+    user.user_permissions.add(Permission.objects.get(codename="launch_agent_runs"))
+    launch = launch_create(
+        owner=user,
+        agent_name="improver",
+        competitions=["demo-wine"],
+        seeds=1,
+        cpus=1,
+        gpus=0,
+        time_limit_s=60,
+        snapshot_interval_s=1.0,
+        backend="local",
+    )
+    run = AgentRun.objects.get(launch=launch)
+    # The local backend runs the agent in its folder; it writes where the harness says.
+    out = settings.MEDIA_ROOT / "agent-runs" / str(run.pk) / "submission"
+    sample = (
+        settings.MLEBOARD_DATA_DIR / "demo-wine" / "prepared" / "public" / "sample_submission.csv"
+    )
+    good = build.submissions["linear"][0]["demo-wine"]
+    (agent / "main.py").write_text(IMPROVER.format(sample=sample, good=good, out=out))
+
+    finished = agent_run_execute(run.pk, token="t")
+    assert finished.status == AgentRun.Status.COMPLETED, (finished.message, finished.detail)
+    snapshots = list(SubmissionSnapshot.objects.filter(agent_run=run).order_by("elapsed_s"))
+    assert len(snapshots) >= 3 and all(s.valid_submission for s in snapshots)
+    assert not snapshots[0].any_medal and snapshots[-1].any_medal
+    curve = time_scaling(launch.experiment_id)
+    assert curve[0]["any_medal_percentage"] == 0 and curve[-1]["any_medal_percentage"] == 100
+
+    from webapp.results.aggregates import experiment_aggregate_refresh
+    from webapp.results.grading import run_grade
+
+    run_grade(AgentRun.objects.get(pk=run.pk).result_run_id)
+    experiment_aggregate_refresh(launch.experiment_id)
+    client.login(username="hana", password="pw-hana-1234")
+    page = client.get(f"/experiments/{launch.experiment_id}/").content.decode()
+    assert 'id="time-scaling-data"' in page
