@@ -36,6 +36,30 @@ def leaderboard_distribution(
         }
     ]
     shapes, annotations = [], []
+    # Medal bands: from each medal line to the next better one (gold: to the best score).
+    if scores and all(thresholds.get(k) is not None for k in ("gold", "silver", "bronze")):
+        best = min(scores) if lower_is_better else max(scores)
+        edges = [
+            ("gold", thresholds["gold"], best),
+            ("silver", thresholds["silver"], thresholds["gold"]),
+            ("bronze", thresholds["bronze"], thresholds["silver"]),
+        ]
+        for key, start, end in edges:
+            shapes.append(
+                {
+                    "type": "rect",
+                    "xref": "x",
+                    "yref": "paper",
+                    "x0": start,
+                    "x1": end,
+                    "y0": 0,
+                    "y1": 1,
+                    "fillcolor": MEDAL_COLOURS[key],
+                    "opacity": 0.12,
+                    "line": {"width": 0},
+                    "layer": "below",
+                }
+            )
     for key in ("gold", "silver", "bronze", "median"):
         value = thresholds.get(key)
         if value is None:

@@ -94,8 +94,8 @@ def test_home_and_experiment_funnel_render(page, live_server, site):
 def test_competition_page_draws_leaderboard_and_medal_lines(page, live_server, site):
     page.goto(live_server.url + "/competitions/spaceship-titanic/")
     page.wait_for_selector("#leaderboard-distribution[data-rendered=true]", timeout=15000)
-    # The four lines (gold, silver, bronze, median) are drawn as shapes.
-    assert page.locator("#leaderboard-distribution .shapelayer path").count() == 4
+    # Three medal bands and four lines (gold, silver, bronze, median) are drawn as shapes.
+    assert page.locator("#leaderboard-distribution .shapelayer path").count() == 4 + 3
     assert "Human teams" in page.locator("#leaderboard-distribution").inner_text()
     shot(page, "competition")
     assert page.console_errors == []
