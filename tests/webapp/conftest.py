@@ -90,3 +90,48 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
             return value
         time.sleep(interval)
     raise AssertionError(f"condition not met in {timeout} s")
+
+
+# --- the browser (Playwright driving the system Chromium) ------------------------
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop on this thread; the ORM calls of the test
+    # itself are synchronous and safe, so tell Django not to refuse them.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    page = context.new_page()
+    page.console_errors = []
+    page.on("console", lambda msg: msg.type == "error" and page.console_errors.append(msg.text))
+    page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
+    yield page
+    context.close()
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

@@ -1,9 +1,6 @@
 """The pages in a real browser (Playwright driving the system Chromium): charts render,
 no console errors, filters work. Screenshots go to test-artifacts/ for a person to look at."""
 
-import os
-from pathlib import Path
-
 import pytest
 from django.core.management import call_command
 
@@ -11,46 +8,10 @@ from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync, leaderboard_store
 from webapp.results.models import Experiment
 
+from .conftest import shot
 from .factories import write_runs_folder
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API keeps an event loop on this thread; the ORM calls of the test
-    # itself are synchronous and safe, so tell Django not to refuse them.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True
-        )
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1300, "height": 900})
-    page = context.new_page()
-    page.console_errors = []
-    page.on("console", lambda msg: msg.type == "error" and page.console_errors.append(msg.text))
-    page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
-    yield page
-    context.close()
 
 
 @pytest.fixture
@@ -73,11 +34,6 @@ def site(tmp_path):
         source_name="test",
     )
     return Experiment.objects.get(name="aide-o1")
-
-
-def shot(page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def test_home_and_experiment_funnel_render(page, live_server, site):

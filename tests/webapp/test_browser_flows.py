@@ -11,7 +11,7 @@ from tests.benchmark import archive_builders as ab
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync, leaderboard_import_file
 
-from .test_browser import browser, page, shot  # noqa: F401  (fixtures)
+from .conftest import shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -38,7 +38,7 @@ def sign_in(page, live_server, username, password):
 
 def test_upload_form_and_live_progress(
     page, live_server, demo, celery_worker_process, django_user_model, tmp_path
-):  # noqa: F811
+):
     django_user_model.objects.create_user("ivy", password="pw-ivy-12345")
     group = "2024-10-01T00-00-00-GMT_run-group_linear"
     files = {f"{group}/metadata.json": json.dumps({"run_group": group, "runs": {}}).encode()}
@@ -70,7 +70,7 @@ def test_upload_form_and_live_progress(
     assert page.console_errors == []
 
 
-def test_agent_run_pages(page, live_server, demo, celery_worker_process, django_user_model):  # noqa: F811
+def test_agent_run_pages(page, live_server, demo, celery_worker_process, django_user_model):
     user = django_user_model.objects.create_user("jon", password="pw-jon-123456")
     user.user_permissions.add(Permission.objects.get(codename="launch_agent_runs"))
     sign_in(page, live_server, "jon", "pw-jon-123456")
