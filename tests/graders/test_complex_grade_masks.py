@@ -192,7 +192,7 @@ def test_salt_perfect_sample_and_corrupted(salt):
 
     extra = layout.write_submission("extra.csv", {**answers, "depth": [1] * 24})
     result = grade(layout, extra)
-    assert not result.valid_submission and "unexpected 1 column" in result.error
+    assert not result.valid_submission and "1 unexpected column" in result.error
 
 
 def test_salt_empty_prediction_quirk(salt):

@@ -101,7 +101,7 @@ def test_extra_columns_are_named_where_mlebench_forbids_them(tmp_path):
         {"event_id": [1, 2], "azimuth": [0.1, 0.2], "zenith": [1.0, 1.1], "notes": ["a", "b"]},
     )
     result = grade(layout, path)
-    assert "unexpected 1 column: 'notes'" in result.error
+    assert "1 unexpected column: 'notes'" in result.error
 
 
 def test_extra_columns_are_accepted_where_mlebench_accepts_them(digits):
