@@ -57,15 +57,35 @@ def main() -> None:
         leaderboard_import_file(Competition.objects.get(slug=cid), build.leaderboards[cid])
     user = User.objects.create_user("bench")
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "webapp", "worker", "-Q", "grading,runs,default", "--concurrency", "2",
-         "--loglevel", "WARNING"],
-        cwd=ROOT, env=os.environ.copy(),
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "webapp",
+            "worker",
+            "-Q",
+            "grading,runs,default",
+            "--concurrency",
+            "2",
+            "--loglevel",
+            "WARNING",
+        ],
+        cwd=ROOT,
+        env=os.environ.copy(),
     )
     try:
         time.sleep(3)
         launch = launch_create(
-            owner=user, agent_name="dummy", competitions=list(DEMO_COMPETITIONS), seeds=args.seeds,
-            cpus=1, memory_bytes=1024**3, gpus=0, time_limit_s=300, backend=args.backend,
+            owner=user,
+            agent_name="dummy",
+            competitions=list(DEMO_COMPETITIONS),
+            seeds=args.seeds,
+            cpus=1,
+            memory_bytes=1024**3,
+            gpus=0,
+            time_limit_s=300,
+            backend=args.backend,
         )
         started = time.monotonic()
         total = len(DEMO_COMPETITIONS) * args.seeds
@@ -77,14 +97,24 @@ def main() -> None:
     finally:
         worker.terminate()
         worker.wait(timeout=30)
-    rows = {"queue wait (launch -> claimed)": [], "create -> agent start": [], "agent exit -> collected": [],
-            "finished -> graded report": []}
+    rows = {
+        "queue wait (launch -> claimed)": [],
+        "create -> agent start": [],
+        "agent exit -> collected": [],
+        "finished -> graded report": [],
+    }
     for run in AgentRun.objects.filter(launch=launch).select_related("result_run"):
         report = GradeReport.objects.get(run=run.result_run, is_current=True)
-        rows["queue wait (launch -> claimed)"].append((run.started_at - run.created_at).total_seconds())
+        rows["queue wait (launch -> claimed)"].append(
+            (run.started_at - run.created_at).total_seconds()
+        )
         rows["create -> agent start"].append(run.overhead.get("create_to_start_s", float("nan")))
-        rows["agent exit -> collected"].append(run.overhead.get("exit_to_collected_s", float("nan")))
-        rows["finished -> graded report"].append((report.recorded_at - run.finished_at).total_seconds())
+        rows["agent exit -> collected"].append(
+            run.overhead.get("exit_to_collected_s", float("nan"))
+        )
+        rows["finished -> graded report"].append(
+            (report.recorded_at - run.finished_at).total_seconds()
+        )
     print(f"{total} runs ({args.backend} backend, {connection.vendor}) in {wall:.1f} s wall")
     print(f"{'step':34} {'median s':>9} {'max s':>7}")
     for label, values in rows.items():

@@ -65,14 +65,16 @@ def require_columns(
     extra = [c for c in names if c not in set(required)] if not allow_extra else []
     problems = []
     if missing:
-        problems.append(f"is missing {_plural(len(missing), 'column')}: {show(missing, len(missing))}")
+        problems.append(
+            f"is missing {_plural(len(missing), 'column')}: {show(missing, len(missing))}"
+        )
     if extra:
-        problems.append(f"has {_plural(len(extra), 'unexpected column')}: {show(extra, len(extra))}")
+        problems.append(
+            f"has {_plural(len(extra), 'unexpected column')}: {show(extra, len(extra))}"
+        )
     if problems:
         expected = ", ".join(required)
-        raise InvalidSubmission(
-            f"Submission {'; '.join(problems)}. Expected columns: {expected}."
-        )
+        raise InvalidSubmission(f"Submission {'; '.join(problems)}. Expected columns: {expected}.")
     if ordered and list(names) != list(required):
         raise InvalidSubmission(
             f"Submission columns are in the wrong order: got {', '.join(names)}; "
