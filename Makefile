@@ -27,6 +27,7 @@ run: setup
 	HOST=$(HOST) PORT=$(PORT) BIN=$(BIN) sh scripts/serve.sh
 
 test: venv
+	bash scripts/test-deps.sh
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 images: venv

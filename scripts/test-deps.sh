@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# What the test suite needs besides Python: Chromium (browser tests), a running Docker
+# engine and the agent images (runner tests). Installs missing Debian packages when run
+# as root (or with sudo), starts dockerd, builds the images (cached by content tag).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+need=()
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
+command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
+command -v dockerd >/dev/null 2>&1 || [ -x /usr/sbin/dockerd ] || need+=(docker.io)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "test-deps: installing ${need[*]}" >&2
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}"
+fi
+bash scripts/docker-up.sh
+.venv/bin/mleboard images
