@@ -13,6 +13,9 @@ from webapp.runs.services import LaunchRefused, agent_run_cancel, launch_create,
 
 
 class LaunchInput(serializers.Serializer):
+    """Resources default to the paper's protocol: 24 h, 36 vCPU, 440 GB RAM, one GPU,
+    hourly snapshots. A worker host that cannot give them fails the run and says why."""
+
     agent = serializers.CharField(max_length=100)
     competitions = serializers.ListField(
         child=serializers.CharField(), required=False, default=list
