@@ -178,7 +178,6 @@ def _insert_runs_and_reports(experiment, competitions, pending, report_source) -
     """Insert an imported experiment's runs and reports with two executemany calls each:
     the ORM's bulk_create spends most of its time preparing values, which made a
     75,000-report import take minutes."""
-    from django.db import connection
 
     now = timezone.now()
     run_rows = [
@@ -197,11 +196,7 @@ def _insert_runs_and_reports(experiment, competitions, pending, report_source) -
         )
         for (cid, seed), (group, report) in pending.items()
     ]
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            f"INSERT INTO {Run._meta.db_table} ({', '.join(RUN_COLUMNS)}) VALUES ({', '.join(['%s'] * len(RUN_COLUMNS))})",
-            run_rows,
-        )
+    _bulk_insert(Run._meta.db_table, RUN_COLUMNS, run_rows)
     run_ids = {
         (slug, seed): pk
         for pk, slug, seed in Run.objects.filter(experiment=experiment).values_list(
@@ -240,9 +235,21 @@ def _insert_runs_and_reports(experiment, competitions, pending, report_source) -
                 now,
             )
         )
+    _bulk_insert(GradeReport._meta.db_table, REPORT_COLUMNS, report_rows)
+
+
+def _bulk_insert(table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """COPY on PostgreSQL (several times faster than even a pipelined executemany),
+    executemany elsewhere."""
+    from django.db import connection
+
     with connection.cursor() as cursor:
-        cursor.executemany(
-            f"INSERT INTO {GradeReport._meta.db_table} ({', '.join(REPORT_COLUMNS)}) "
-            f"VALUES ({', '.join(['%s'] * len(REPORT_COLUMNS))})",
-            report_rows,
-        )
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            cursor.executemany(
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})",
+                rows,
+            )
