@@ -180,3 +180,42 @@ def test_a_run_larger_than_the_host_is_refused_with_the_reason(site, runner_user
         run.status == AgentRun.Status.HARNESS_ERROR
         and "36 CPUs requested, the host has 2" in run.message
     )
+
+
+def test_reaper_ends_a_run_whose_heartbeat_stopped_and_removes_its_container(
+    images, site, runner_user
+):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from runner.images import base_image_ref
+    from webapp.runs.services import agent_runs_reap
+
+    launch_id = launch(
+        api_for(runner_user),
+        agent="sleeper",
+        competitions=["demo-wine"],
+        seeds=1,
+        cpus=1,
+        gpus=0,
+        backend="docker",
+    )
+    run = AgentRun.objects.get(launch_id=launch_id)
+    # A container left behind by a worker that died: still running, nobody watching it.
+    container = images.containers.run(
+        base_image_ref(),
+        ["sleep", "600"],
+        detach=True,
+        network_mode="none",
+        labels={"org.mleboard.run": "1"},
+    )
+    stale = timezone.now() - dt.timedelta(minutes=30)
+    AgentRun.objects.filter(pk=run.pk).update(
+        status=AgentRun.Status.RUNNING, heartbeat_at=stale, container=container.name
+    )
+    assert agent_runs_reap(stale_after_s=300) == [run.pk]
+    run.refresh_from_db()
+    assert run.status == AgentRun.Status.HARNESS_ERROR and "heartbeat stopped" in run.message
+    assert images.containers.list(all=True, filters={"label": "org.mleboard.run=1"}) == []
+    assert run.result_run is not None  # graded as "no submission": a result, not a hole

@@ -77,6 +77,8 @@ class AgentRun(models.Model):
     duration_s = models.FloatField(null=True, blank=True)
     egress_granted = models.BooleanField(default=False)
     output_dir = models.CharField(max_length=500, blank=True)
+    # The container (docker) or process id (local) running the agent, for the reaper.
+    container = models.CharField(max_length=100, blank=True)
     overhead = models.JSONField(default=dict, blank=True)
     validation_counts = models.JSONField(default=dict, blank=True)
     gpu_ids = models.JSONField(default=list, blank=True)

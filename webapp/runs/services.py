@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from benchmark.catalogue import competitions_in_split
 from runner.agent_definition import AgentConfigError, AgentDefinition, load_agent, shipped_agents
+from runner.backend import RunControl
 from runner.spec import Resources
 from webapp.competitions.models import Competition
 from webapp.results.models import Experiment, Run
@@ -225,13 +226,17 @@ def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
         )
         cancel = threading.Event()
         watcher = _CancelWatcher(run.pk, cancel)
+        control = RunControl(
+            cancel=cancel,
+            heartbeat=watcher.heartbeat,
+            on_started=lambda name: AgentRun.objects.filter(pk=run.pk).update(container=name),
+        )
         outcome = run_agent(
             spec,
             data_dir=Path(settings.MLEBOARD_DATA_DIR),
             output_dir=output,
             backend=launch.backend,
-            cancel=cancel,
-            heartbeat=watcher.heartbeat,
+            control=control,
             snapshot_interval_s=launch.snapshot_interval_s,
         )
         watcher.stop()
@@ -377,9 +382,22 @@ def agent_runs_reap(stale_after_s: float) -> list[int]:
         )
         if updated:
             run = AgentRun.objects.select_related("launch").get(pk=pk)
+            _remove_leftover_container(run)
             with transaction.atomic():
                 _hand_to_grading(run, submission=None)
     return stuck
+
+
+def _remove_leftover_container(run: AgentRun) -> None:
+    """Best effort: a run whose worker died may have left its container running."""
+    if run.launch.backend != "docker" or not run.container:
+        return
+    try:
+        from runner.docker_backend import remove_run_container
+
+        remove_run_container(run.container)
+    except Exception:  # the engine may be gone too; the run is already recorded as ended
+        log.warning("could not remove container %s of run %s", run.container, run.pk, exc_info=True)
 
 
 def time_scaling(experiment_id: int) -> list[dict]:
