@@ -20,6 +20,7 @@ from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync, leaderboard_import_file
 from webapp.results.grading import runs_reap_stuck
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport, Run
+from webapp.results.services import agent_get_or_create
 
 from .conftest import wait_for
 
@@ -114,7 +115,7 @@ def test_worker_killed_mid_grading_ends_with_exactly_one_report(
         name="kill test",
         owner=user,
         source=Experiment.Source.VERIFIED,
-        agent=__import__("webapp.results.services", fromlist=["x"]).agent_get_or_create("s", "m"),
+        agent=agent_get_or_create("s", "m"),
     )
     run = Run.objects.create(
         experiment=experiment,

@@ -3,6 +3,7 @@ the competition's current private leaderboard, store the report. Shared by uploa
 demo and agent runs, so that every report on the site is made the same way."""
 
 import datetime as dt
+import functools
 import logging
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchmark.leaderboard import PrivateLeaderboard as LeaderboardData
-from webapp.competitions.models import Competition, PrivateLeaderboard
+from webapp.competitions.models import Competition, LeaderboardEntry, PrivateLeaderboard
 from webapp.results.models import GradeReport, Run
 from webapp.results.services import report_store
 
@@ -25,7 +26,7 @@ def leaderboard_data(competition: Competition) -> LeaderboardData | None:
     board: PrivateLeaderboard | None = competition.current_leaderboard
     if board is None:
         return None
-    scores = tuple(board.entries.order_by("position").values_list("score", flat=True))
+    scores = _leaderboard_scores(board.pk, board.created_at)
     n = len(scores)
     return LeaderboardData(
         scores=scores,
@@ -34,6 +35,19 @@ def leaderboard_data(competition: Competition) -> LeaderboardData | None:
         submission_dates=(None,) * n,
         source_format=board.source_format,
         lower_is_better=board.lower_is_better,
+    )
+
+
+@functools.lru_cache(maxsize=128)
+def _leaderboard_scores(leaderboard_id: int, created_at) -> tuple[float, ...]:
+    """A stored leaderboard's scores, best first. Versions are never edited (an import
+    adds a version), so a worker reads each one once, not once per run it grades. The
+    creation time is part of the key, so a database emptied and refilled (ids reused)
+    never serves another leaderboard's scores."""
+    return tuple(
+        LeaderboardEntry.objects.filter(leaderboard_id=leaderboard_id)
+        .order_by("position")
+        .values_list("score", flat=True)
     )
 
 

@@ -7,7 +7,6 @@ from django.utils.safestring import mark_safe
 
 from webapp.results.models import Experiment, GradeReport
 
-LEADERBOARD_SPLITS = ("low", "medium", "high", "all")
 FUNNEL_STAGES = (
     ("made_submission", "Made submission"),
     ("valid_submission", "Valid"),
@@ -89,17 +88,6 @@ def split_figures(experiment: Experiment, *, clean: bool = False) -> dict:
     return figures.get("splits", {})
 
 
-def headline(figures_for_split: dict) -> dict | None:
-    """Any Medal % of one split: {mean, standard_error, ci_lower, ci_upper, n_seeds}."""
-    metrics = (figures_for_split or {}).get("metrics")
-    if not metrics:
-        return None
-    return {
-        **metrics["any_medal_percentage"],
-        "n_seeds": figures_for_split.get("num_seeds_averaged"),
-    }
-
-
 def funnel_stages(figures_for_split: dict) -> list[dict]:
     """The funnel Made submission -> Valid -> Above median -> Bronze/Silver/Gold -> Any
     medal: mean and SEM over seeds, and each seed's value."""
@@ -120,22 +108,6 @@ def funnel_stages(figures_for_split: dict) -> list[dict]:
             }
         )
     return stages
-
-
-def leaderboard_rows(*, user, clean: bool = False) -> list[dict]:
-    rows = []
-    for experiment in experiments_visible_to(user).select_related("aggregate"):
-        splits = split_figures(experiment, clean=clean)
-        rows.append(
-            {
-                "experiment": experiment,
-                "splits": {s: headline(splits.get(s, {})) for s in (*LEADERBOARD_SPLITS, "demo")},
-                "n_seeds": max(
-                    (f.get("num_seeds_averaged") or 0 for f in splits.values()), default=0
-                ),
-            }
-        )
-    return rows
 
 
 def experiment_reports(experiment: Experiment) -> QuerySet:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from benchmark.reports import CompetitionReport
+from benchmark.reports import REPORT_KEYS, CompetitionReport
 from webapp.competitions.models import Competition
 from webapp.results.models import Agent, Experiment, GradeReport, LanguageModel, Run, Scaffold
 
@@ -21,32 +21,22 @@ def agent_get_or_create(scaffold: str, model: str, version: str = "") -> Agent:
     return agent
 
 
+# What a GradeReport stores of a CompetitionReport: MLE-bench's keys (after the id) and
+# mleboard's extras, in one order used by the ORM path and the bulk path alike.
+REPORT_VALUE_FIELDS = (*REPORT_KEYS[1:], "percentile", "grader_version", "error")
+_BLANK_IF_NONE = {"submission_path", "grader_version", "error"}
+
+
 def _report_fields(report: CompetitionReport) -> dict:
-    created = report.created_at
+    values = {name: getattr(report, name) for name in REPORT_VALUE_FIELDS}
+    for name in _BLANK_IF_NONE:
+        values[name] = values[name] or ""
+    created = values["created_at"]
     if created is None:
-        created = timezone.now()
+        values["created_at"] = timezone.now()
     elif timezone.is_naive(created):
-        created = timezone.make_aware(created, dt.UTC)
-    return {
-        "score": report.score,
-        "gold_threshold": report.gold_threshold,
-        "silver_threshold": report.silver_threshold,
-        "bronze_threshold": report.bronze_threshold,
-        "median_threshold": report.median_threshold,
-        "any_medal": report.any_medal,
-        "gold_medal": report.gold_medal,
-        "silver_medal": report.silver_medal,
-        "bronze_medal": report.bronze_medal,
-        "above_median": report.above_median,
-        "submission_exists": report.submission_exists,
-        "valid_submission": report.valid_submission,
-        "is_lower_better": report.is_lower_better,
-        "created_at": created,
-        "submission_path": report.submission_path or "",
-        "percentile": report.percentile,
-        "grader_version": report.grader_version or "",
-        "error": report.error or "",
-    }
+        values["created_at"] = timezone.make_aware(created, dt.UTC)
+    return values
 
 
 @transaction.atomic
@@ -152,24 +142,7 @@ REPORT_COLUMNS = (
     "seed",
     "is_current",
     "source",
-    "score",
-    "gold_threshold",
-    "silver_threshold",
-    "bronze_threshold",
-    "median_threshold",
-    "any_medal",
-    "gold_medal",
-    "silver_medal",
-    "bronze_medal",
-    "above_median",
-    "submission_exists",
-    "valid_submission",
-    "is_lower_better",
-    "created_at",
-    "submission_path",
-    "percentile",
-    "grader_version",
-    "error",
+    *REPORT_VALUE_FIELDS,
     "recorded_at",
 )
 
@@ -214,24 +187,7 @@ def _insert_runs_and_reports(experiment, competitions, pending, report_source) -
                 seed,
                 True,
                 report_source,
-                f["score"],
-                f["gold_threshold"],
-                f["silver_threshold"],
-                f["bronze_threshold"],
-                f["median_threshold"],
-                f["any_medal"],
-                f["gold_medal"],
-                f["silver_medal"],
-                f["bronze_medal"],
-                f["above_median"],
-                f["submission_exists"],
-                f["valid_submission"],
-                f["is_lower_better"],
-                f["created_at"],
-                f["submission_path"],
-                f["percentile"],
-                f["grader_version"],
-                f["error"],
+                *f.values(),
                 now,
             )
         )
