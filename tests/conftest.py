@@ -27,11 +27,13 @@ def pytest_sessionstart(session):
 
 
 @pytest.fixture(scope="session")
-def shared_mlebench() -> Path:
-    """MLE-bench facts and a checkout shipped beside the repository (third-party material
-    the project reads at test time but does not copy)."""
-    path = Path(
-        os.environ.get("MLEBOARD_SHARED_MLEBENCH", REPO_ROOT.parent / "shared" / "mlebench")
-    )
-    assert path.is_dir(), f"MLE-bench material not found at {path}; set MLEBOARD_SHARED_MLEBENCH"
-    return path
+def mlebench_checkout(tmp_path_factory) -> Path:
+    """An MLE-bench checkout as a fresh clone has it (every leaderboard an LFS pointer),
+    built from the catalogue, MLE-bench's split lists and the shipped published leaderboard
+    (its README table)."""
+    from benchmark.published import entries_from_yaml
+    from tests.mlebench_material import build_checkout
+
+    shipped = REPO_ROOT / "benchmark" / "data" / "published_results.yaml"
+    entries = entries_from_yaml(shipped.read_text(encoding="utf-8"))
+    return build_checkout(tmp_path_factory.mktemp("mle-bench"), entries)

@@ -3,7 +3,6 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-import yaml
 
 from benchmark.catalogue import (
     CompetitionFacts,
@@ -13,6 +12,7 @@ from benchmark.catalogue import (
     get_competition,
     load_catalogue,
 )
+from tests.mlebench_material import split_lists
 
 
 def test_split_sizes_match_mlebench():
@@ -35,23 +35,9 @@ def test_complexity_splits_partition_all():
 
 
 @pytest.mark.parametrize("split", ["low", "medium", "high", "split75", "dev"])
-def test_splits_equal_mlebench_split_files(shared_mlebench, split):
-    listed = (shared_mlebench / "splits" / f"{split}.txt").read_text().split()
+def test_splits_equal_mlebench_split_files(split):
+    listed = split_lists()[split]
     assert sorted(listed) == sorted(f.id for f in competitions_in_split(split))
-
-
-def test_facts_agree_with_shared_facts(shared_mlebench):
-    shared = yaml.safe_load((shared_mlebench / "competitions.yaml").read_text())
-    catalogue = load_catalogue()
-    assert sorted(catalogue) == sorted(entry["id"] for entry in shared)
-    for entry in shared:
-        facts = catalogue[entry["id"]]
-        assert facts.metric == entry["metric"]
-        assert facts.lower_is_better is entry["lower_is_better"]
-        assert facts.awards_medals is entry["awards_medals"]
-        assert facts.category == entry["category"]
-        assert facts.target_columns == tuple(entry["target_columns"])
-        assert facts.answers == entry["answers"]
 
 
 def test_demo_competitions_only_with_include_demo():

@@ -1,19 +1,9 @@
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 import yaml
 
 from tests.graders.synthetic import REPO_ROOT
-
-
-@pytest.fixture(scope="session")
-def shared_mlebench() -> Path:
-    """The shared MLE-bench material (facts, checkout without LFS files)."""
-    default = REPO_ROOT.parent / "shared" / "mlebench"
-    return Path(os.environ.get("MLEBOARD_SHARED_MLEBENCH", default))
 
 
 @pytest.fixture(scope="session")
