@@ -39,7 +39,7 @@ class LeaderboardError(ValueError):
 class PrivateLeaderboard:
     """A competition's human private leaderboard, best first in the catalogue's direction."""
 
-    scores: tuple[float, ...]
+    scores: tuple[float, ...]  # in leaderboard order; NaN where a row has no score
     team_ids: tuple[str | None, ...]
     team_names: tuple[str | None, ...]
     submission_dates: tuple[str | None, ...]
@@ -49,8 +49,14 @@ class PrivateLeaderboard:
 
     @property
     def n_teams(self) -> int:
-        """The number of teams with a score (the N of the medal rules)."""
+        """The number of rows, with a score or not: the N of the medal rules as MLE-bench
+        counts it (``len(leaderboard)``)."""
         return len(self.scores)
+
+    @property
+    def n_unscored(self) -> int:
+        """Rows without a score (NaN in ``scores``): counted in N, skipped by the median."""
+        return sum(1 for s in self.scores if s != s)
 
     def thresholds(self) -> MedalThresholds:
         """The gold/silver/bronze/median lines of this leaderboard (MLE-bench's rule)."""
@@ -211,24 +217,28 @@ def _leaderboard_from_frame(
             f"{name}: {int(not_numbers.sum())} rows have a score that is not a number "
             f"(e.g. {examples})"
         )
-    keep = scores.notna().to_numpy()
-    dropped = int((~keep).sum())
-    if dropped:
-        warnings.append(
-            f"{dropped} of {len(frame)} rows have no score and were left out of the "
-            f"leaderboard (MLE-bench would count them among the teams)"
-        )
-    frame = frame.loc[keep]
-    values = scores.to_numpy(dtype=float)[keep]
-    if values.size == 0:
+    values = scores.to_numpy(dtype=float)
+    present = ~np.isnan(values)
+    if not present.any():
         raise LeaderboardError(f"{name} has no team with a score")
+    unscored = int((~present).sum())
+    if unscored:
+        warnings.append(
+            f"MLE-bench quirk: {unscored} of {len(frame)} rows have no score. They are kept "
+            f"among the teams as MLE-bench counts them (N = {len(frame)}, medal positions "
+            f"from int(N × p)); the median is taken over the {len(frame) - unscored} scores "
+            f"only, as pandas does."
+        )
     if np.isinf(values).any():
         warnings.append(f"{int(np.isinf(values).sum())} scores are infinite; kept as they are")
 
-    inferred = bool(values[0] < values[-1])
+    scored = values[present]
+    inferred = bool(values[0] < values[-1])  # MLE-bench's is_lower_better (NaN -> False)
     direction = inferred if lower_is_better is None else bool(lower_is_better)
-    order = _best_first_order(values, direction, warnings, lower_is_better is None)
+    order = _best_first_order(scored, direction, warnings, lower_is_better is None)
     if order is not None:
+        # Scored rows best first, then the rows without a score (pandas' na_position).
+        order = np.concatenate([np.flatnonzero(present)[order], np.flatnonzero(~present)])
         values = values[order]
         frame = frame.iloc[order]
     return PrivateLeaderboard(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 from pathlib import Path
 
@@ -121,12 +122,63 @@ def test_missing_file(tmp_path):
         read_leaderboard(tmp_path / "absent.csv")
 
 
-def test_rows_without_score_are_dropped_with_a_count(tmp_path):
+def test_rows_without_score_count_in_n_and_the_median_skips_them(tmp_path):
     path = write(tmp_path, "leaderboard.csv", mlebench_csv([0.9, None, 0.8, None, 0.7]))
     board = read_leaderboard(path, lower_is_better=False)
-    assert board.scores == (0.9, 0.8, 0.7)
-    assert board.team_ids == ("1000", "1002", "1004")
-    assert len(board.warnings) == 1 and board.warnings[0].startswith("2 of 5 rows have no score")
+    assert board.n_teams == 5 and board.n_unscored == 2  # N as MLE-bench counts it
+    assert board.scores[0] == 0.9 and math.isnan(board.scores[1]) and board.scores[2] == 0.8
+    assert board.team_ids == ("1000", "1001", "1002", "1003", "1004")
+    assert board.thresholds().median == 0.8  # pandas' median over the three scores
+    assert len(board.warnings) == 1
+    assert "2 of 5 rows have no score" in board.warnings[0] and "N = 5" in board.warnings[0]
+
+
+def _mlebench_rank_restated(file_scores: list, score: float, lower_is_better: bool) -> dict:
+    """MLE-bench's Grader.rank_score on the file's rows as they are (pandas Series, NaN
+    kept): thresholds at iloc[position - 1] with positions from int(N * p), median from
+    Series.median()."""
+    import pandas as pd
+
+    scores = pd.Series(file_scores, dtype=float)
+    n = len(scores)
+    if n < 100:
+        gold, silver, bronze = (max(1, int(n * p)) for p in (0.1, 0.2, 0.4))
+    elif n < 250:
+        gold, silver, bronze = 10, int(n * 0.2), int(n * 0.4)
+    elif n < 1000:
+        gold, silver, bronze = 10 + int(n * 0.002), 50, 100
+    else:
+        gold, silver, bronze = 10 + int(n * 0.002), int(n * 0.05), int(n * 0.1)
+    g, s_, b = (scores.iloc[p - 1] for p in (gold, silver, bronze))
+    better = (lambda x, t: x <= t) if lower_is_better else (lambda x, t: x >= t)
+    gm = bool(better(score, g))
+    sm = not gm and bool(better(score, s_))
+    bm = not gm and not sm and bool(better(score, b))
+    return {"gold_medal": gm, "silver_medal": sm, "bronze_medal": bm, "median": scores.median()}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_unscored_rows_give_mlebench_medals(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.choice([7, 30, 120, 400, 1500]))
+    lower = bool(rng.integers(2))
+    values = np.sort(rng.normal(size=n))
+    values = values if lower else values[::-1]
+    file_scores = [float(v) for v in values]
+    for i in rng.choice(n, size=max(1, n // 7), replace=False):
+        if 0 < i < n - 1:  # the first and last rows keep a score (the direction's witnesses)
+            file_scores[i] = None
+    path = write(tmp_path, "leaderboard.csv", mlebench_csv(file_scores))
+    board = read_leaderboard(path, lower_is_better=lower)
+    thresholds = board.thresholds()
+    as_read = pd.read_csv(path)["score"].tolist()  # the file as MLE-bench reads it
+    for score in rng.choice([v for v in as_read if v == v], size=10):
+        ours = rank_score(float(score), thresholds)
+        theirs = _mlebench_rank_restated(as_read, float(score), lower)
+        assert {k: ours[k] for k in ("gold_medal", "silver_medal", "bronze_medal")} == {
+            k: theirs[k] for k in ("gold_medal", "silver_medal", "bronze_medal")
+        }
+        assert thresholds.median == pytest.approx(theirs["median"])
 
 
 def test_reversed_file_is_sorted_with_a_warning(tmp_path):

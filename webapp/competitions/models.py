@@ -113,10 +113,10 @@ class PrivateLeaderboard(models.Model):
     )
     n_teams = models.PositiveIntegerField()
     lower_is_better = models.BooleanField()
-    gold_threshold = models.FloatField()
-    silver_threshold = models.FloatField()
-    bronze_threshold = models.FloatField()
-    median_threshold = models.FloatField()
+    gold_threshold = models.FloatField(null=True, blank=True)
+    silver_threshold = models.FloatField(null=True, blank=True)
+    bronze_threshold = models.FloatField(null=True, blank=True)
+    median_threshold = models.FloatField(null=True, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     note = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -143,7 +143,7 @@ class LeaderboardEntry(models.Model):
         PrivateLeaderboard, on_delete=models.CASCADE, related_name="entries"
     )
     position = models.PositiveIntegerField()  # 1-based, best first
-    score = models.FloatField()
+    score = models.FloatField(null=True, blank=True)  # None: a row without a score (counts in N)
     team_id = models.CharField(max_length=64, blank=True)
     team_name = models.CharField(max_length=200, blank=True)
     submission_date = models.CharField(max_length=40, blank=True)

@@ -42,7 +42,13 @@ def competition_filter_choices() -> dict:
 
 
 def competition_scores(board: PrivateLeaderboard) -> list[float]:
-    return list(board.entries.order_by("position").values_list("score", flat=True))
+    """The leaderboard's scores best first; rows without a score are left out (they count
+    in N but have nothing to draw)."""
+    return list(
+        board.entries.exclude(score__isnull=True)
+        .order_by("position")
+        .values_list("score", flat=True)
+    )
 
 
 def competition_known_issues(competition: Competition) -> list[KnownIssue]:

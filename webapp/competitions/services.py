@@ -152,10 +152,10 @@ def leaderboard_store(
         is_synthetic=is_synthetic,
         n_teams=thresholds.n_teams,
         lower_is_better=thresholds.lower_is_better,
-        gold_threshold=thresholds.gold,
-        silver_threshold=thresholds.silver,
-        bronze_threshold=thresholds.bronze,
-        median_threshold=thresholds.median,
+        gold_threshold=_number(thresholds.gold),
+        silver_threshold=_number(thresholds.silver),
+        bronze_threshold=_number(thresholds.bronze),
+        median_threshold=_number(thresholds.median),
         warnings=list(data.warnings),
         note=note,
     )
@@ -166,7 +166,7 @@ def leaderboard_store(
             LeaderboardEntry(
                 leaderboard=board,
                 position=position,
-                score=float(score),
+                score=None if score != score else float(score),
                 team_id=_opt(data.team_ids, i),
                 team_name=_opt(data.team_names, i),
                 submission_date=_opt(data.submission_dates, i),
@@ -174,6 +174,12 @@ def leaderboard_store(
         )
     LeaderboardEntry.objects.bulk_create(entries, batch_size=2000)
     return board
+
+
+def _number(value: float) -> float | None:
+    """None for NaN: a medal line that falls on a row without a score has no value (no
+    score reaches it, as in MLE-bench where comparisons with NaN are false)."""
+    return None if value != value else float(value)
 
 
 def _opt(values, i: int) -> str:

@@ -5,6 +5,7 @@ demo and agent runs, so that every report on the site is made the same way."""
 import datetime as dt
 import functools
 import logging
+import math
 import time
 from pathlib import Path
 
@@ -45,7 +46,8 @@ def _leaderboard_scores(leaderboard_id: int, created_at) -> tuple[float, ...]:
     creation time is part of the key, so a database emptied and refilled (ids reused)
     never serves another leaderboard's scores."""
     return tuple(
-        LeaderboardEntry.objects.filter(leaderboard_id=leaderboard_id)
+        math.nan if score is None else score  # a row without a score still counts in N
+        for score in LeaderboardEntry.objects.filter(leaderboard_id=leaderboard_id)
         .order_by("position")
         .values_list("score", flat=True)
     )

@@ -3,13 +3,16 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from benchmark.mlebench_checkout import CheckoutError, read_mlebench_checkout
+from benchmark.published import PublishedTableError, read_readme_leaderboard
 from webapp.competitions.services import mlebench_import_competition
+from webapp.results.services import published_entries_store
 
 
 class Command(BaseCommand):
     help = (
         "Import an MLE-bench checkout: descriptions, leaderboards and split lists of every "
-        "competition. Each competition lands whole or not at all; Git-LFS pointers are reported."
+        "competition, and the published leaderboard of its README. Each competition lands "
+        "whole or not at all; Git-LFS pointers are reported."
     )
 
     def add_arguments(self, parser):
@@ -38,4 +41,22 @@ class Command(BaseCommand):
             )
         self.stdout.write(
             "summary: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        )
+        self._published_leaderboard(path / "README.md")
+
+    def _published_leaderboard(self, readme: Path) -> None:
+        """The README's leaderboard table becomes the published entries (one command to
+        refresh them)."""
+        if not readme.is_file():
+            self.stderr.write("note: no README.md in the checkout: published leaderboard unchanged")
+            return
+        try:
+            entries = read_readme_leaderboard(readme.read_text(encoding="utf-8"))
+        except (PublishedTableError, UnicodeDecodeError) as exc:
+            self.stderr.write(f"note: README.md leaderboard not read, nothing changed: {exc}")
+            return
+        created, updated, removed = published_entries_store(entries)
+        self.stdout.write(
+            f"published leaderboard: {len(entries)} entries from README.md ({created} created, "
+            f"{updated} updated, {removed} no longer published removed)"
         )
