@@ -76,6 +76,12 @@ def build_competition(
     data_dir = Path(data_dir)
     layout = CompetitionLayout(data_dir, competition_id, answers=grader.answers)
     tables = competition_tables(competition_id, seed=seed, n_rows=n_rows)
+    tables = Tables(
+        answers=answers_in_mlebench_layout(competition_id, tables.answers),
+        perfect=tables.perfect,
+        sample=tables.sample,
+        best=tables.best,
+    )
     if isinstance(tables.answers, str):
         layout.write_answers_text(tables.answers)
     else:
@@ -91,6 +97,53 @@ def build_competition(
         perfect_submission=perfect,
         best_score=tables.best,
     )
+
+
+# Graders that take every answers column but the id as a class (as MLE-bench's grade.py
+# does for these): the synthetic data uses a subset of the real classes, so their answers
+# are not widened to every class of the layout (the submissions would need them too).
+CLASSES_FROM_ANSWERS = frozenset(
+    {
+        "dog-breed-identification",
+        "freesound-audio-tagging-2019",
+        "google-quest-challenge",
+        "leaf-classification",
+    }
+)
+
+
+def answers_in_mlebench_layout(competition_id: str, answers):
+    """``answers`` (name -> values) with exactly the columns MLE-bench's prepare.py writes,
+    in its order: columns the grader does not read are added with filler values of their
+    dtype. Raises AssertionError when the synthetic answers hold a column the real file
+    does not have. Text answers (JSONL) and mleboard's demo competitions pass through."""
+    from graders.layouts import column_names, load_layouts
+
+    layout = load_layouts().get(competition_id)
+    if layout is None or not isinstance(answers, dict):
+        return answers
+    wanted = layout["answers_columns"]
+    names = column_names(wanted)
+    unknown = [c for c in answers if c not in names]
+    assert not unknown, f"{competition_id}: synthetic answers columns {unknown} not in prepare.py's"
+    n = len(next(iter(answers.values())))
+    out: dict[str, list] = {}
+    for name, dtype, *_ in wanted:
+        if name in answers:
+            out[name] = answers[name]
+        elif competition_id not in CLASSES_FROM_ANSWERS:
+            out[name] = _filler(dtype, n, name)
+    return out
+
+
+def _filler(dtype: str, n: int, name: str) -> list:
+    if dtype == "int64":
+        return list(range(n))
+    if dtype == "float64":
+        return [0.25 + i % 7 for i in range(n)]
+    if dtype == "bool":
+        return [i % 2 == 0 for i in range(n)]
+    return [f"{name} {i}, text" for i in range(n)]  # a comma: quoting exercised too
 
 
 def build_catalogue(

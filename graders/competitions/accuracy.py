@@ -47,6 +47,10 @@ class AccuracyGrader(IdAlignedGrader):
         if self.as_text:
             y_true = pc.fill_null(y_true, "nan")
             y_pred = pc.fill_null(y_pred, "nan")
+        elif self.empty_as is not None and pa.types.is_null(aligned.column(target).type):
+            # An all-empty column (prepare.py's own sample: label "") reads as no type at
+            # all; pandas' fillna("") makes it text, every prediction empty.
+            y_pred = pa.array([self.empty_as] * aligned.num_rows, type=pa.string())
         elif self.empty_as is not None and not isinstance(y_pred, np.ndarray):
             y_pred = pc.fill_null(y_pred, self.empty_as)
         return y_true, y_pred

@@ -13,7 +13,7 @@ from graders.metrics.log_loss import (
     multiclass_log_loss,
     weighted_binary_log_loss,
 )
-from graders.results import InvalidSubmission
+from graders.results import GraderError, InvalidSubmission
 from graders.validation import (
     align_ids,
     numeric_column,
@@ -56,7 +56,9 @@ class MulticlassLogLossGrader(IdAlignedGrader):
     ``sum_check``: how rows must sum to 1 - "isclose" (|sum - 1| <= 1e-6 + 1e-5, numpy's
     ``isclose``) or "round6" (the sum rounded to 6 decimals equals 1). ``exact_columns``:
     no other columns allowed. ``id_first``: the id must be the first column (spooky sums
-    every column after the first).
+    every column after the first). ``classes``: the class columns, where MLE-bench's
+    ``grade.py`` names them (its answers keep other columns too, e.g. lmsys's prompt and
+    responses); by default every answers column but the id is a class.
     """
 
     metric = "multiclass_log_loss"
@@ -69,15 +71,24 @@ class MulticlassLogLossGrader(IdAlignedGrader):
         sum_check: str = "isclose",
         exact_columns: bool = False,
         id_first: bool = False,
+        classes: tuple[str, ...] = (),
         **kwargs,
     ):
         super().__init__(competition_id, id_column="id", target_columns=(), **kwargs)
         self.sum_check = sum_check
         self.exact_columns = exact_columns
         self.id_first = id_first
+        self.classes = tuple(classes)
 
     def prepare(self, submission: pa.Table, answers: pa.Table):
-        classes = [c for c in answers.column_names if c != self.id_column]
+        classes = list(self.classes) or [c for c in answers.column_names if c != self.id_column]
+        if self.classes:
+            missing = [c for c in (self.id_column, *classes) if c not in answers.column_names]
+            if missing:
+                raise GraderError(
+                    f"Answers for {self.competition_id} lack the columns {missing}: "
+                    "not MLE-bench's prepared data?"
+                )
         required = [self.id_column, *classes]
         require_columns(submission, required, allow_extra=not self.exact_columns)
         if self.id_first and submission.column_names[0] != self.id_column:
@@ -270,6 +281,9 @@ GRADERS = {
             "lmsys-chatbot-arena",
             "answers.csv",
             sum_check="round6",
+            # prepare.py's answers are whole rows of train.csv (id, model_a, model_b,
+            # prompt, response_a, response_b, then the three winner columns).
+            classes=("winner_model_a", "winner_model_b", "winner_tie"),
             quirks=("Each row must sum to 1 after rounding to 6 decimals.",),
         ),
         _multiclass(

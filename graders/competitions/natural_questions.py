@@ -56,9 +56,13 @@ class NaturalQuestionsGrader(IdAlignedGrader):
     def read_answers(self, path: Path) -> pa.Table:
         import pyarrow.json as pajson
 
+        # prepare.py writes whole Natural Questions records (the page's text included), so
+        # one line can be megabytes: a block must hold the longest line, so take the file.
         try:
+            block = int(min(max(Path(path).stat().st_size + 1, 1 << 20), 2**31 - 1))
             table = pajson.read_json(
                 path,
+                read_options=pajson.ReadOptions(block_size=block),
                 parse_options=pajson.ParseOptions(
                     explicit_schema=_SCHEMA, unexpected_field_behavior="ignore"
                 ),
