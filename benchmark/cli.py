@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_catalogue(subparsers)
     _add_rank(subparsers)
     _add_aggregate(subparsers)
+    _add_published(subparsers)
     for module_name in PLUGGED_COMMAND_MODULES:
         try:
             module = importlib.import_module(module_name)
@@ -188,6 +189,43 @@ def run_rank(args: argparse.Namespace) -> int:
         )
         results.append(entry)
     print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
+    return 0
+
+
+# ---------------------------------------------------------------- published
+
+
+def _add_published(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "published",
+        help="read MLE-bench's README leaderboard into published entries (YAML)",
+        description="Read the leaderboard table of MLE-bench's README.md (figures, running "
+        "time, date, disclosures, footnotes) and print it as mleboard's published_results "
+        "YAML, or write it to --output.",
+    )
+    parser.add_argument("readme", help="MLE-bench's README.md")
+    parser.add_argument("--output", help="write here instead of stdout")
+    parser.set_defaults(handler=run_published)
+
+
+def run_published(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from benchmark.published import PublishedTableError, entries_to_yaml, read_readme_leaderboard
+
+    try:
+        text = Path(args.readme).read_text(encoding="utf-8")
+        entries = read_readme_leaderboard(text)
+    except OSError as error:
+        raise CommandError(f"cannot read {args.readme}: {error.strerror}") from None
+    except (PublishedTableError, UnicodeDecodeError) as error:
+        raise CommandError(f"{args.readme}: {error}") from None
+    out = entries_to_yaml(entries, source="MLE-bench README.md, section Leaderboard")
+    if args.output:
+        Path(args.output).write_text(out, encoding="utf-8")
+        print(f"{len(entries)} published entries written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(out)
     return 0
 
 

@@ -69,6 +69,9 @@ FIELDS = (
     "source_available",
     "source_url",
     "known_leakage",
+    "known_leakage_url",
+    "grading_reports_available",
+    "published_notes",
     "published_figures",
     "agent__scaffold__name",
     "agent__model__name",
@@ -130,6 +133,9 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
                 "source_available": row["source_available"],
                 "source_url": row["source_url"],
                 "known_leakage": row["known_leakage"],
+                "known_leakage_url": row["known_leakage_url"],
+                "grading_reports_available": row["grading_reports_available"],
+                "notes": list(row["published_notes"] or []),
             }
         )
 
@@ -161,7 +167,10 @@ CSV_COLUMNS = (
     "internet_access",
     "test_feedback",
     "known_leakage",
+    "known_leakage_url",
+    "grading_reports_available",
     "figures_source",
+    "footnotes",
     "id",
 )
 
@@ -174,7 +183,30 @@ def csv_rows(entries: list[dict]):
             value = entry["splits"].get(split) or {}
             flat[f"{split}_mean"] = value.get("mean")
             flat[f"{split}_standard_error"] = value.get("standard_error")
+        flat["footnotes"] = " | ".join(_entry_footnotes(entry))
         yield ["" if flat.get(c) is None else flat.get(c) for c in CSV_COLUMNS]
+
+
+def _entry_footnotes(entry: dict) -> list[str]:
+    """The published footnotes of an entry: those on its figures (marked with their split)
+    and those on the entry itself."""
+    notes = []
+    for split in SPLITS:
+        for text in (entry["splits"].get(split) or {}).get("footnotes", ()):
+            notes.append(f"{SPLIT_LABELS[split]}: {text}")
+    return notes + list(entry.get("notes", ()))
+
+
+def footnote_numbers(entries: list[dict]) -> list[tuple[int, str]]:
+    """Each distinct footnote text on the page, numbered in order of first appearance."""
+    seen: dict[str, int] = {}
+    for entry in entries:
+        for split in SPLITS:
+            for text in (entry["splits"].get(split) or {}).get("footnotes", ()):
+                seen.setdefault(text, len(seen) + 1)
+        for text in entry.get("notes", ()):
+            seen.setdefault(text, len(seen) + 1)
+    return [(n, text) for text, n in seen.items()]
 
 
 def filter_choices(user) -> dict:
@@ -186,10 +218,34 @@ def filter_choices(user) -> dict:
 
 
 LEAK_YES = '<span class="badge warn">yes</span>'
+LEAK_NOTE = "Known leakage: "  # the published note on the leakage column
+
+
+def _leak_cell(entry: dict) -> str:
+    from django.utils.html import escape
+
+    if not entry["known_leakage"]:
+        return "no"
+    numbers = entry.get("_footnote_numbers", {})
+    marks = _marks([n for n in entry["notes"] if n.startswith(LEAK_NOTE)], numbers)
+    if entry["known_leakage_url"]:
+        link = escape(entry["known_leakage_url"])
+        return f'<a href="{link}" rel="nofollow">{LEAK_YES}</a>{marks}'
+    return LEAK_YES + marks
 
 
 def _tri(value) -> str:
     return "?" if value is None else ("yes" if value else "no")
+
+
+def _marks(texts, numbers: dict[str, int]) -> str:
+    from django.utils.html import escape
+
+    return "".join(
+        f'<sup class="fn"><a href="#fn-{numbers[t]}" title="{escape(t)}">{numbers[t]}</a></sup>'
+        for t in texts
+        if t in numbers
+    )
 
 
 def rows_html(entries: list[dict], shown: list[str]) -> str:
@@ -198,8 +254,10 @@ def rows_html(entries: list[dict], shown: list[str]) -> str:
     from django.utils.html import escape
     from django.utils.safestring import mark_safe
 
+    numbers = {text: n for n, text in footnote_numbers(entries)}
     out = []
     for e in entries:
+        e = {**e, "_footnote_numbers": numbers}
         version = (
             f' <span class="muted small">{escape(e["agent_version"])}</span>'
             if e["agent_version"]
@@ -214,9 +272,13 @@ def rows_html(entries: list[dict], shown: list[str]) -> str:
         for split in shown:
             value = e["splits"].get(split)
             if value:
+                # Published figures as printed (two decimals); ours to one.
+                digits = 2 if e["figures_source"] == "published" else 1
                 cells.append(
-                    f'<td class="num" data-split="{split}" data-value="{value["mean"]}">{value["mean"]:.1f} '
-                    f'<span class="pm">± {value["standard_error"]:.1f}</span></td>'
+                    f'<td class="num" data-split="{split}" data-value="{value["mean"]}">'
+                    f"{value['mean']:.{digits}f} "
+                    f'<span class="pm">± {value["standard_error"]:.{digits}f}</span>'
+                    f"{_marks(value.get('footnotes', ()), numbers)}</td>"
                 )
             else:
                 cells.append(
@@ -234,13 +296,14 @@ def rows_html(entries: list[dict], shown: list[str]) -> str:
             f'<tr data-experiment="{e["id"]}">'
             f'<td><input type="checkbox" class="compare-pick" value="{e["id"]}" aria-label="compare {escape(e["name"])}"></td>'
             f'<td class="num" data-value="{e["rank"]}">{e["rank"]}</td>'
-            f'<td>{escape(e["scaffold"])} <span class="muted">×</span> {escape(e["model"])}{version}</td>'
+            f'<td>{escape(e["scaffold"])} <span class="muted">×</span> {escape(e["model"])}{version}'
+            f"{_marks([n for n in e['notes'] if not n.startswith(LEAK_NOTE)], numbers)}</td>"
             f'<td><a href="/experiments/{e["id"]}/">{escape(e["name"])}</a> {badges}</td>'
             + "".join(cells)
             + f'<td class="num" data-value="{e["n_seeds"]}">{e["n_seeds"] or ""}</td>'
             f'<td class="num" data-value="{hours or -1}">{hours}</td>'
             f"<td>{escape(e['hardware'])}</td><td>{e['date']}</td><td>{source_cell}</td>"
             f"<td>{_tri(e['internet_access'])}</td><td>{_tri(e['test_feedback'])}</td>"
-            f"<td>{LEAK_YES if e['known_leakage'] else 'no'}</td></tr>"
+            f"<td>{_leak_cell(e)}</td><td>{_tri(e['grading_reports_available'])}</td></tr>"
         )
     return mark_safe("".join(out))

@@ -76,11 +76,21 @@ class Experiment(models.Model):
     source_available = models.BooleanField(default=False)
     source_url = models.URLField(blank=True)
     known_leakage = models.BooleanField(default=False)
+    known_leakage_url = models.URLField(blank=True, help_text="Where the leakage is described.")
+    grading_reports_available = models.BooleanField(
+        null=True, blank=True, help_text="The authors published their grading reports."
+    )
+    published_notes = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Footnotes of the published leaderboard on this entry (e.g. the LLMs used).",
+    )
     published_figures = models.JSONField(
         default=dict,
         blank=True,
         help_text='Figures as published, for reported entries without reports: {"low": {"mean": 34.3, '
-        '"standard_error": 2.4}, "medium": ..., "high": ..., "all": ...} (Any Medal %).',
+        '"standard_error": 2.4, "footnotes": [...]}, "medium": ..., "high": ..., "all": ...} '
+        "(Any Medal %).",
     )
     notes = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

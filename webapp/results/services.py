@@ -209,3 +209,48 @@ def _bulk_insert(table: str, columns: tuple[str, ...], rows: list[tuple]) -> Non
                 f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})",
                 rows,
             )
+
+
+PUBLISHED_NOTE = "Figures as published in MLE-bench's leaderboard; no reports behind them here."
+
+
+@transaction.atomic
+def published_entries_store(entries) -> tuple[int, int, int]:
+    """Make the reported, published-figures experiments exactly ``entries`` (a list of
+    ``benchmark.published.PublishedEntry``): create or update one per entry and remove
+    published-figures entries no longer in the list. Returns (created, updated, removed)."""
+    created = updated = 0
+    names = []
+    for entry in entries:
+        agent = agent_get_or_create(entry.agent, entry.llm)
+        names.append(entry.name)
+        figures = entry.to_dict()["figures"]
+        _, was_created = Experiment.objects.update_or_create(
+            name=entry.name,
+            source=Experiment.Source.REPORTED,
+            defaults={
+                "agent": agent,
+                "is_published": True,
+                "published_figures": figures,
+                "runtime_hours": entry.runtime_hours,
+                "date": entry.date,
+                "source_available": entry.source_available,
+                "source_url": entry.agent_url,
+                "known_leakage": entry.known_leakage,
+                "known_leakage_url": entry.known_leakage_url,
+                "grading_reports_available": entry.grading_reports_available,
+                "published_notes": [
+                    *entry.notes,
+                    *(f"Known leakage: {t}" for t in entry.column_notes.values() if t),
+                ],
+                "notes": PUBLISHED_NOTE,
+            },
+        )
+        created += was_created
+        updated += not was_created
+    stale = Experiment.objects.filter(
+        source=Experiment.Source.REPORTED, notes=PUBLISHED_NOTE, runs__isnull=True
+    ).exclude(name__in=names)
+    stale_ids = list(stale.values_list("pk", flat=True).distinct())
+    Experiment.objects.filter(pk__in=stale_ids).delete()
+    return created, updated, len(stale_ids)

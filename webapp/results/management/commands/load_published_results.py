@@ -1,46 +1,43 @@
 from pathlib import Path
 
-import yaml
-from django.core.management.base import BaseCommand
-from django.db import transaction
+from django.core.management.base import BaseCommand, CommandError
 
 import benchmark
-from webapp.results.models import Experiment
-from webapp.results.services import agent_get_or_create
+from benchmark.published import PublishedTableError, entries_from_yaml, read_readme_leaderboard
+from webapp.results.services import published_entries_store
 
 DEFAULT = Path(benchmark.__file__).parent / "data" / "published_results.yaml"
 
 
 class Command(BaseCommand):
-    help = "Enter the published MLE-bench leaderboard (Any Medal % per split) as reported entries."
+    help = (
+        "Enter MLE-bench's published leaderboard (Any Medal % per split) as reported entries: "
+        "the shipped copy, a YAML file, or an MLE-bench README.md."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--file", type=Path, default=DEFAULT)
+        parser.add_argument(
+            "--file",
+            type=Path,
+            default=DEFAULT,
+            help="published_results.yaml (default: the shipped copy) or MLE-bench's README.md",
+        )
 
-    @transaction.atomic
     def handle(self, *args, file: Path, **options):
-        created = 0
-        for entry in yaml.safe_load(file.read_text()):
-            agent = agent_get_or_create(entry["agent"], str(entry["llm"]))
-            name = f"{entry['agent']} × {entry['llm']} (published)"
-            figures = {
-                s: {"mean": float(entry[s][0]), "standard_error": float(entry[s][1])}
-                for s in ("low", "medium", "high", "all")
-            }
-            _, was_created = Experiment.objects.update_or_create(
-                name=name,
-                source=Experiment.Source.REPORTED,
-                defaults={
-                    "agent": agent,
-                    "is_published": True,
-                    "published_figures": figures,
-                    "runtime_hours": entry.get("hours"),
-                    "date": entry.get("date"),
-                    "hardware": entry.get("hardware", ""),
-                    "source_available": bool(entry.get("source_available")),
-                    "source_url": entry.get("url", ""),
-                    "notes": "Figures as published in MLE-bench's leaderboard; no reports behind them here.",
-                },
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"cannot read {file}: {exc.strerror}") from None
+        try:
+            entries = (
+                read_readme_leaderboard(text)
+                if file.suffix.lower() == ".md"
+                else entries_from_yaml(text)
             )
-            created += was_created
-        self.stdout.write(f"published results: {created} created")
+        except (PublishedTableError, KeyError, TypeError, ValueError) as exc:
+            raise CommandError(f"{file.name}: {exc}") from None
+        created, updated, removed = published_entries_store(entries)
+        self.stdout.write(
+            f"published results: {len(entries)} entries ({created} created, {updated} updated, "
+            f"{removed} no longer published removed)"
+        )
