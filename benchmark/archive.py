@@ -167,8 +167,8 @@ def _detect(path: Path) -> tuple[str, str]:
         if _is_tar_block(block):
             return "tar", compression
         raise ArchiveRefused(
-            f"the upload is a {compression}-compressed file that holds no tar archive; "
-            "upload a zip, a tar (optionally .gz/.bz2/.xz), or a JSON/JSONL file",
+            f"not an archive: the upload is a {compression}-compressed file that holds no tar "
+            "archive; upload a zip, a tar (optionally .gz/.bz2/.xz), or a JSON/JSONL file",
             "not_archive",
         )
     if _is_tar_block(head):
@@ -176,7 +176,8 @@ def _detect(path: Path) -> tuple[str, str]:
     kind = _text_kind(head)
     if kind is None:
         raise ArchiveRefused(
-            "the upload is not a zip or tar archive, nor a JSON, JSONL or CSV file",
+            "not an archive: the upload is neither a zip or tar archive (optionally "
+            ".gz/.bz2/.xz) nor a JSON, JSONL or CSV file",
             "not_archive",
         )
     return kind, ""

@@ -222,3 +222,75 @@ def medal_gap(
     span = (median - gold) if lower_is_better else (gold - median)
     offset = (median - score) if lower_is_better else (score - median)
     return float(offset / span)
+
+
+UNPAIRED_LABEL = "unpaired: from published figures"
+_Z95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
+
+
+@dataclass(frozen=True)
+class SplitDifference:
+    """A minus B on one split, from the two published means and SEMs alone.
+
+    With no per-competition reports there is nothing to pair, so the interval treats the
+    two means as independent and normal: difference ± 1.96 · sqrt(SEM_a² + SEM_b²).
+    """
+
+    split: str
+    a_mean: float
+    a_standard_error: float
+    b_mean: float
+    b_standard_error: float
+
+    @property
+    def difference(self) -> float:
+        return self.a_mean - self.b_mean
+
+    @property
+    def half_width(self) -> float:
+        return _Z95 * math.hypot(self.a_standard_error, self.b_standard_error)
+
+    def to_dict(self) -> dict:
+        return {
+            "split": self.split,
+            "a_mean": self.a_mean,
+            "a_standard_error": self.a_standard_error,
+            "b_mean": self.b_mean,
+            "b_standard_error": self.b_standard_error,
+            # Rounded past the published figures' precision (no 0.8900000000000006).
+            "difference": round(self.difference, 6),
+            "ci_lower": round(self.difference - self.half_width, 6),
+            "ci_upper": round(self.difference + self.half_width, 6),
+            "method": UNPAIRED_LABEL,
+        }
+
+
+def compare_split_figures(
+    name_a: str,
+    figures_a: Mapping[str, Mapping[str, float]],
+    name_b: str,
+    figures_b: Mapping[str, Mapping[str, float]],
+    splits: Sequence[str],
+) -> dict:
+    """Compare two experiments split by split from their Any Medal % means and SEMs
+    (``figures_x``: split -> {"mean", "standard_error"}), on the ``splits`` both have.
+    Raises ValueError when they share none."""
+    rows = [
+        SplitDifference(
+            split=s,
+            a_mean=float(figures_a[s]["mean"]),
+            a_standard_error=float(figures_a[s].get("standard_error") or 0.0),
+            b_mean=float(figures_b[s]["mean"]),
+            b_standard_error=float(figures_b[s].get("standard_error") or 0.0),
+        )
+        for s in splits
+        if s in figures_a and s in figures_b
+    ]
+    if not rows:
+        raise ValueError(f"{name_a} and {name_b} have no split in common")
+    return {
+        "a": name_a,
+        "b": name_b,
+        "method": UNPAIRED_LABEL,
+        "splits": [r.to_dict() for r in rows],
+    }

@@ -105,15 +105,53 @@ class _RunGroup:
     missing: list[str]  # runs metadata.json lists that have no folder
 
 
+_METADATA_SHAPE = (
+    'MLE-bench writes {"run_group": ..., "created_at": ..., "runs": {"<run id>": {...}, ...}}'
+)
+
+
 def _read_metadata(tree: UploadTree, rel: str) -> dict | None:
-    """A run group's metadata.json; None when it is JSON but not a run group's."""
+    """A run group's metadata.json. Malformed ones are refused with what is wrong; None
+    when it is some other JSON (no ``runs``) in a folder that holds no run folders."""
     try:
         data = json.loads(tree.path(rel).read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as error:
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
         raise UploadLayoutError(f"{rel} is not valid JSON: {error}") from None
     if isinstance(data, dict) and isinstance(data.get("runs"), dict):
         return data
-    return None
+    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    holds_runs = any(_looks_like_run(tree, join_rel(folder, d)) for d in tree.dirs.get(folder, []))
+    if not isinstance(data, dict):
+        if not holds_runs and not isinstance(data, list):
+            return None
+        raise UploadLayoutError(
+            f"{rel} is malformed: it holds a JSON {_json_type(data)}, not an object; "
+            f"{_METADATA_SHAPE}"
+        )
+    runs = data.get("runs")
+    if runs is None:
+        if not holds_runs:
+            return None
+        raise UploadLayoutError(
+            f"{rel} is malformed: it has no 'runs' (its keys: "
+            f"{', '.join(repr(k) for k in list(data)[:6]) or 'none'}); {_METADATA_SHAPE}"
+        )
+    raise UploadLayoutError(
+        f"{rel} is malformed: 'runs' is a JSON {_json_type(runs)}, but must be an object "
+        f"keyed by run id; {_METADATA_SHAPE}"
+    )
+
+
+def _json_type(value) -> str:
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "number",
+        float: "number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def _looks_like_run(tree: UploadTree, folder: str) -> bool:

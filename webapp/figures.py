@@ -258,6 +258,38 @@ def funnels_side_by_side(series: Sequence[tuple[str, Sequence[dict]]]) -> dict:
     }
 
 
+def split_bars(series: Sequence[tuple[str, dict]], splits: Sequence[tuple[str, str]]) -> dict:
+    """Any Medal % per split, one bar colour per experiment, ± SEM as error bars.
+    ``series``: (name, split -> {"mean", "standard_error"}); ``splits``: (key, label)."""
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "name": name,
+                "x": [label for key, label in splits],
+                "y": [(values.get(key) or {}).get("mean") for key, _ in splits],
+                "error_y": {
+                    "type": "data",
+                    "array": [
+                        (values.get(key) or {}).get("standard_error") or 0 for key, _ in splits
+                    ],
+                    "visible": True,
+                },
+                "hovertemplate": "%{x}: %{y:.2f}% ± %{error_y.array:.2f}<extra>"
+                + name
+                + "</extra>",
+            }
+            for name, values in series
+        ],
+        "layout": {
+            **LAYOUT_BASE,
+            "barmode": "group",
+            "yaxis": {"title": {"text": "Any Medal %"}, "rangemode": "tozero"},
+            "legend": {"orientation": "h", "y": -0.2},
+        },
+    }
+
+
 def time_scaling(points: Sequence[dict]) -> dict:
     """Any Medal % against elapsed hours, from graded hourly snapshots."""
     return {

@@ -76,8 +76,8 @@ def test_kind_is_told_by_content_not_name(tmp_path, data, kind):
     ("data", "reason", "fragment"),
     [
         (b"", "empty", "empty"),
-        (b"\x89PNG\r\n\x1a\n" + bytes(100), "not_archive", "not a zip or tar"),
-        (b"just some words\nwithout commas\n", "not_archive", "not a zip or tar"),
+        (b"\x89PNG\r\n\x1a\n" + bytes(100), "not_archive", "not an archive"),
+        (b"just some words\nwithout commas\n", "not_archive", "not an archive"),
         (build.compress(b"id,x\n1,2\n" * 100, "gz"), "not_archive", "holds no tar archive"),
         (b"\x1f\x8b\x08\x00garbage", "corrupt", "corrupt or truncated gz"),
     ],

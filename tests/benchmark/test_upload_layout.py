@@ -414,3 +414,25 @@ def test_run_groups_archive_builder_gives_one_run_per_competition_and_seed(tmp_p
         (c, s) for c in (A, B) for s in range(3)
     )
     assert all(r.submission_path.read_text() == f"{r.competition_id},{r.seed}\n" for r in runs)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "message"),
+    [
+        (
+            b'{"run_group": "g", "runs": ["a", "b"]}',
+            "'runs' is a JSON array, but must be an object",
+        ),
+        (b'{"run_group": "g"}', "it has no 'runs'"),
+        (b'[{"run_id": "a"}]', "holds a JSON array, not an object"),
+        (b'{"runs": {"a": 1}', "is not valid JSON"),
+    ],
+)
+def test_malformed_metadata_json_is_named_with_what_is_wrong(tmp_path, metadata, message):
+    files = build.run_group_files("2024-10-01_run-group_aide", [A, B])
+    files["2024-10-01_run-group_aide/metadata.json"] = metadata
+    with pytest.raises(UploadLayoutError) as caught:
+        read(tree(tmp_path, files))
+    text = str(caught.value)
+    assert "2024-10-01_run-group_aide/metadata.json" in text and message in text
+    assert "found nothing to grade" not in text

@@ -146,3 +146,42 @@ def test_experiment_page_charts(page, live_server, two_agents):
     assert download.value.suggested_filename.endswith("_grading_report.json")
     shot(page, "experiment-full")
     assert page.console_errors == []
+
+
+def test_published_leaderboard_and_comparing_two_published_entries(page, live_server):
+    """Every README row is on the leaderboard with its figures as printed, footnotes next
+    to the figures they mark, and two published entries compare per split."""
+    from benchmark.published import entries_from_yaml
+    from webapp.results.management.commands.load_published_results import DEFAULT
+
+    call_command("load_published_results")
+    entries = entries_from_yaml(DEFAULT.read_text(encoding="utf-8"))
+    page.goto(live_server.url + "/")
+    table = page.locator("#leaderboard").inner_text()
+    for entry in entries:
+        assert entry.agent in table
+        for figure in entry.figures.values():
+            assert f"{figure.mean:.2f}" in table and f"± {figure.standard_error:.2f}" in table
+    notes = page.locator("#leaderboard-footnotes").inner_text()
+    assert "padding incomplete seeds" in notes
+    shot(page, "published-leaderboard")
+
+    picks = [
+        Experiment.objects.get(name__startswith="R&D-Agent × o3 + GPT-4.1"),
+        Experiment.objects.get(name__startswith="ML-Master × deepseek-r1"),
+    ]
+    for experiment in picks:
+        page.check(f'tr[data-experiment="{experiment.pk}"] input.compare-pick')
+    page.click("#compare-button")
+    page.wait_for_selector("table.unpaired-comparison")
+    verdicts = page.locator("#verdicts").inner_text()
+    assert "unpaired: from published figures" in verdicts
+    rows = page.locator("table.unpaired-comparison tbody tr")
+    assert rows.count() == 4  # All, Low, Medium, High
+    # All: 30.22 ± 0.89 vs 29.33 ± 0.77 -> +0.89, 95% interval -1.42 to 3.20
+    assert "0.89" in rows.nth(0).inner_text() and "-1.42 to 3.20" in rows.nth(0).inner_text()
+    page.wait_for_selector("#compare-split-bars[data-rendered=true]", timeout=15000)
+    assert page.locator("#compare-split-bars g.trace.bars").count() == 2
+    assert "no competition in common" not in page.content()
+    shot(page, "compare-published")
+    assert page.console_errors == []

@@ -64,9 +64,9 @@ def test_lfs_pointer_is_refused_with_git_lfs_advice_and_nothing_changes(tmp_path
     assert PrivateLeaderboard.objects.count() == 0
 
 
-def test_import_mlebench_checkout_of_lfs_pointers(shared_mlebench, capsys):
+def test_import_mlebench_checkout_of_lfs_pointers(mlebench_checkout, capsys):
     catalogue_sync()
-    call_command("import_mlebench", str(shared_mlebench / "checkout"))
+    call_command("import_mlebench", str(mlebench_checkout))
     out, err = capsys.readouterr()
     # One clear message per competition whose leaderboard is a pointer...
     assert err.count("git lfs pull") >= 75

@@ -118,7 +118,8 @@ class LeaderboardApi(APIView):
 
 class CompareApi(APIView):
     """``?experiments=a,b[,...]&split=all``: the first experiment against each other one,
-    with the paired bootstrap interval and sign-flip test (the compare page's figures)."""
+    with the paired bootstrap interval and sign-flip test, or per split from published
+    figures (the compare page's figures, for the same URL)."""
 
     permission_classes = [AllowAny]
 
@@ -136,11 +137,13 @@ class CompareApi(APIView):
             return Response(
                 {"error": "give two or more experiments you can see: ?experiments=3,7"}, status=400
             )
-        split = request.query_params.get("split", "all")
+        result = selectors.comparison_of(chosen, request.query_params.get("split", ""))
         return Response(
             {
-                "split": split,
+                "split": result["split"],
+                "common_splits": result["common_splits"],
                 "experiments": [e.pk for e in chosen],
-                "comparisons": selectors.pairwise_comparisons(chosen, split),
+                "any_medal_by_split": {str(pk): v for pk, v in result["by_split"].items()},
+                "comparisons": result["comparisons"],
             }
         )

@@ -241,10 +241,61 @@ def medal_outcomes(experiment_ids: list[int], competition_ids: set[str] | None =
     return out
 
 
-def pairwise_comparisons(experiments: list[Experiment], split: str) -> list[dict]:
-    """The first experiment against each other one on the split's competitions."""
+def any_medal_by_split(experiment: Experiment) -> dict:
+    """Any Medal % (mean, SEM) per split: from the experiment's reports when it has them,
+    else as published (with the footnotes marking each figure). Each value says which
+    (``"source"``: "reports" or "published")."""
+    out = {}
+    for split, figures in split_figures(experiment).items():
+        metric = (figures.get("metrics") or {}).get("any_medal_percentage")
+        if metric and metric.get("mean") is not None:
+            out[split] = {
+                "mean": metric["mean"],
+                "standard_error": metric.get("standard_error") or 0.0,
+                "source": "reports",
+            }
+    for split, value in (experiment.published_figures or {}).items():
+        if split not in out and isinstance(value, dict) and value.get("mean") is not None:
+            out[split] = {
+                "mean": value["mean"],
+                "standard_error": value.get("standard_error") or 0.0,
+                "footnotes": value.get("footnotes", []),
+                "source": "published",
+            }
+    return out
+
+
+def pairwise_comparisons(
+    experiments: list[Experiment], split: str, splits: list[str] | None = None
+) -> list[dict]:
+    """The first experiment against each other one. When both have reports on ``split``:
+    a paired bootstrap over that split's competitions (``"kind": "paired"``). Otherwise
+    (published figures only): per split, the difference of means with an interval from
+    the two SEMs over their common ``splits`` (``"kind": "unpaired"``)."""
     from benchmark.catalogue import load_catalogue
-    from benchmark.compare import compare_experiments
+    from benchmark.compare import compare_experiments, compare_split_figures
+
+    by_split = {e.pk: any_medal_by_split(e) for e in experiments}
+    base = experiments[0]
+    unpaired = {
+        other.pk
+        for other in experiments[1:]
+        if any((by_split[e.pk].get(split) or {}).get("source") != "reports" for e in (base, other))
+    }
+    results_unpaired = {}
+    for other in experiments[1:]:
+        if other.pk not in unpaired:
+            continue
+        try:
+            result = compare_split_figures(
+                base.name, by_split[base.pk], other.name, by_split[other.pk], splits or [split]
+            )
+            result["kind"] = "unpaired"
+        except ValueError as exc:
+            result = {"a": base.name, "b": other.name, "error": str(exc), "kind": "unpaired"}
+        results_unpaired[other.pk] = result
+    if len(unpaired) == len(experiments) - 1:
+        return [results_unpaired[o.pk] for o in experiments[1:]]
 
     ids = (
         {cid for cid, facts in load_catalogue(include_demo=True).items() if split in facts.splits}
@@ -252,15 +303,40 @@ def pairwise_comparisons(experiments: list[Experiment], split: str) -> list[dict
         else None
     )
     outcomes = medal_outcomes([e.pk for e in experiments], ids)
-    base = experiments[0]
     results = []
     for other in experiments[1:]:
+        if other.pk in unpaired:
+            results.append(results_unpaired[other.pk])
+            continue
         try:
             result = compare_experiments(
                 base.name, outcomes[base.pk], other.name, outcomes[other.pk]
             )
         except ValueError as exc:
-            results.append({"a": base.name, "b": other.name, "error": str(exc)})
+            results.append({"a": base.name, "b": other.name, "error": str(exc), "kind": "paired"})
             continue
-        results.append(result.to_dict())
+        results.append({**result.to_dict(), "kind": "paired"})
     return results
+
+
+COMPARE_SPLITS = ("all", "low", "medium", "high", "demo", "dev", "ran")
+
+
+def comparison_of(experiments: list[Experiment], split: str = "") -> dict:
+    """What the compare page and ``/api/compare/`` show for the same selection: the splits
+    every experiment has a figure on, the split compared (``split`` when common, else the
+    first common one), each experiment's Any Medal % per split and the comparisons."""
+    by_split = {e.pk: any_medal_by_split(e) for e in experiments}
+    common = [s for s in COMPARE_SPLITS if all(s in by_split[e.pk] for e in experiments)]
+    chosen = split if split in common else (common[0] if common else "")
+    return {
+        "split": chosen,
+        "common_splits": common,
+        "by_split": by_split,
+        "comparisons": pairwise_comparisons(experiments, chosen, common)
+        if common
+        else [
+            {"a": experiments[0].name, "b": e.name, "error": "no split in common", "kind": ""}
+            for e in experiments[1:]
+        ],
+    }

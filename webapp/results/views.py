@@ -15,6 +15,7 @@ from webapp.results.leaderboard import (
     LeaderboardFilters,
     csv_rows,
     filter_choices,
+    footnote_numbers,
     leaderboard_entries,
     rows_html,
 )
@@ -43,6 +44,7 @@ def home(request):
         {
             "entries": entries,
             "rows_html": rows_html(entries, shown),
+            "footnotes": footnote_numbers(entries),
             "splits": [(s, SPLIT_LABELS[s]) for s in shown],
             "filters": filters,
             "query": query.urlencode(),
@@ -96,6 +98,14 @@ def experiment_detail(request, pk: int):
             else None,
             "rows_html": selectors.competition_rows_html(experiment),
             "published": experiment.published_figures,
+            "published_footnotes": list(
+                dict.fromkeys(
+                    note
+                    for value in (experiment.published_figures or {}).values()
+                    if isinstance(value, dict)
+                    for note in value.get("footnotes", ())
+                )
+            ),
             "time_figure": _time_scaling_figure(experiment),
         },
     )
@@ -155,43 +165,39 @@ def compare(request):
             "Pick two or more experiments you can see (from the leaderboard), e.g. /compare/?experiments=3,7."
         )
         return render(request, "results/compare.html", context, status=200 if not raw else 400)
-    common = [
-        s
-        for s in ("all", "low", "medium", "high", "demo", "dev", "ran")
-        if all(s in selectors.split_figures(e) for e in chosen)
-    ]
-    split = request.GET.get("split") or (common[0] if common else "")
+    result = selectors.comparison_of(chosen, request.GET.get("split", ""))
+    split = result["split"]
+    for comparison in result["comparisons"]:
+        for row in comparison.get("splits", ()):
+            row["label"] = SPLIT_LABELS.get(row["split"], row["split"])
     per_experiment = [(e, selectors.split_figures(e).get(split, {})) for e in chosen]
-    comparisons = selectors.pairwise_comparisons(chosen, split)
+    shown_splits = [
+        s for s in selectors.COMPARE_SPLITS if any(s in result["by_split"][e.pk] for e in chosen)
+    ]
+    funnels = [(e.name, selectors.funnel_stages(f)) for e, f in per_experiment]
+    curves = [
+        (e.name, f["pass_at_k"]["values"])
+        for e, f in per_experiment
+        if f.get("pass_at_k", {}).get("values")
+    ]
     context.update(
         {
             "split": split,
-            "split_choices": [(s, SPLIT_LABELS.get(s, s)) for s in common],
+            "split_choices": [(s, SPLIT_LABELS.get(s, s)) for s in result["common_splits"]],
             "per_experiment": per_experiment,
             "split_rows": [
-                (
-                    label,
-                    [
-                        ((selectors.split_figures(e).get(s) or {}).get("metrics") or {}).get(
-                            "any_medal_percentage"
-                        )
-                        for e in chosen
-                    ],
-                )
-                for s, label in SPLIT_LABELS.items()
-                if any(s in selectors.split_figures(e) for e in chosen)
+                (SPLIT_LABELS.get(s, s), [result["by_split"][e.pk].get(s) for e in chosen])
+                for s in shown_splits
             ],
-            "funnels_figure": figures.funnels_side_by_side(
-                [(e.name, selectors.funnel_stages(f)) for e, f in per_experiment]
+            "split_bars_figure": figures.split_bars(
+                [(e.name, result["by_split"][e.pk]) for e in chosen],
+                [(s, SPLIT_LABELS.get(s, s)) for s in shown_splits],
             ),
-            "pass_at_k_figure": figures.pass_at_k_curves(
-                [
-                    (e.name, f["pass_at_k"]["values"])
-                    for e, f in per_experiment
-                    if f.get("pass_at_k", {}).get("values")
-                ]
-            ),
-            "comparisons": comparisons,
+            "funnels_figure": figures.funnels_side_by_side(funnels)
+            if any(stages for _, stages in funnels)
+            else None,
+            "pass_at_k_figure": figures.pass_at_k_curves(curves) if curves else None,
+            "comparisons": result["comparisons"],
         }
     )
     return render(request, "results/compare.html", context)
