@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
-# MLE-bench's README column -> our split key ("All" is the 75 competitions, split75).
-SPLIT_COLUMNS = {"low": "low", "medium": "medium", "high": "high", "all": "all"}
+# The README's Low (Lite), Medium, High and All columns ("All" is the 75, split75).
 PUBLISHED_SPLITS = ("low", "medium", "high", "all")
 
 _LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
@@ -59,7 +58,7 @@ class PublishedEntry:
     source_available: bool = False
     grading_reports_available: bool = False
     notes: tuple[str, ...] = ()  # footnotes on the agent or the LLMs used
-    column_notes: dict[str, str] = field(default_factory=dict)  # e.g. known_leakage -> text
+    known_leakage_note: str = ""  # the leakage column's footnote, on entries marked with it
 
     @property
     def name(self) -> str:
@@ -107,11 +106,8 @@ def read_readme_leaderboard(text: str) -> list[PublishedEntry]:
     header = [_plain(cell)[0].lower() for cell in _cells(table[0])]
     header_refs = [_refs(cell) for cell in _cells(table[0])]
     columns = _column_index(header)
-    column_notes = {
-        key: " ".join(footnotes.get(r, "") for r in header_refs[idx]).strip()
-        for key, idx in columns.items()
-        if header_refs[idx]
-    }
+    leak_refs = header_refs[columns["known_leakage"]] if "known_leakage" in columns else []
+    leak_note = " ".join(footnotes.get(r, "") for r in leak_refs).strip()
     entries = []
     for number, row in enumerate(table[2:], start=1):
         cells = _cells(row)
@@ -119,11 +115,11 @@ def read_readme_leaderboard(text: str) -> list[PublishedEntry]:
             raise PublishedTableError(
                 f"leaderboard row {number} has {len(cells)} cells, the heading {len(header)}"
             )
-        entries.append(_entry(cells, columns, footnotes, column_notes, number))
+        entries.append(_entry(cells, columns, footnotes, leak_note, number))
     return entries
 
 
-def _entry(cells, columns, footnotes, column_notes, number) -> PublishedEntry:
+def _entry(cells, columns, footnotes, leak_note, number) -> PublishedEntry:
     agent, agent_url = _plain(cells[columns["agent"]])
     llm, _ = _plain(cells[columns["llm"]])
     notes = tuple(
@@ -149,6 +145,7 @@ def _entry(cells, columns, footnotes, column_notes, number) -> PublishedEntry:
     leak_text, leak_url = (
         _plain(cells[columns["known_leakage"]]) if "known_leakage" in columns else ("", "")
     )
+    leaked = _flag(leak_text)
     return PublishedEntry(
         agent=agent,
         llm=llm,
@@ -156,8 +153,8 @@ def _entry(cells, columns, footnotes, column_notes, number) -> PublishedEntry:
         runtime_hours=_hours(cells, columns),
         date=_date(cells, columns, number),
         agent_url=agent_url,
-        known_leakage=_flag(leak_text),
-        known_leakage_url=leak_url if _flag(leak_text) else "",
+        known_leakage=leaked,
+        known_leakage_url=leak_url if leaked else "",
         source_available=_flag(_plain(cells[columns["source"]])[0])
         if "source" in columns
         else False,
@@ -165,9 +162,7 @@ def _entry(cells, columns, footnotes, column_notes, number) -> PublishedEntry:
         if "reports" in columns
         else False,
         notes=notes,
-        column_notes={
-            k: v for k, v in column_notes.items() if k == "known_leakage" and leak_text not in _NO
-        },
+        known_leakage_note=leak_note if leaked else "",
     )
 
 
@@ -313,7 +308,7 @@ def entries_from_yaml(text: str) -> list[PublishedEntry]:
                 source_available=bool(data.get("source_available")),
                 grading_reports_available=bool(data.get("grading_reports_available")),
                 notes=tuple(data.get("notes", ())),
-                column_notes=dict(data.get("column_notes") or {}),
+                known_leakage_note=data.get("known_leakage_note", ""),
             )
         )
     return entries

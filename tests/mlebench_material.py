@@ -114,7 +114,8 @@ def readme_with_leaderboard(entries: list[PublishedEntry]) -> str:
             "✓" if e.grading_reports_available else "X",
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "[^1]: Some tasks are exploitable; marked when authors say so."]
+    leak_note = next((e.known_leakage_note for e in entries if e.known_leakage_note), "")
+    lines += ["", f"[^1]: {leak_note or 'Marked when the authors say so.'}"]
     lines += [f"[^{key}]: {text}" for text, key in notes.items()]
     lines += ["", "## Benchmarking", "", "Repeat each evaluation with 3 seeds.", ""]
     return "\n".join(lines)

@@ -1,3 +1,4 @@
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,34 @@ def test_grader_quirks_are_shown_as_known_issues_without_leaving_the_clean_subse
         ).count()
         == quirks.count()
     )
+
+
+def test_import_mlebench_refreshes_the_published_leaderboard_from_its_readme(
+    mlebench_checkout, tmp_path, capsys
+):
+    from benchmark.published import PublishedFigure, read_readme_leaderboard
+    from tests.mlebench_material import build_checkout
+    from webapp.results.models import Experiment
+
+    catalogue_sync()
+    call_command("import_mlebench", str(mlebench_checkout))
+    entries = read_readme_leaderboard((mlebench_checkout / "README.md").read_text())
+    published = Experiment.objects.filter(source="reported").exclude(published_figures={})
+    assert published.count() == len(entries) == 26
+    disarray = published.get(name__startswith="Disarray")
+    assert disarray.published_figures["low"] == {"mean": 90.91, "standard_error": 0.0}
+    assert disarray.known_leakage and disarray.known_leakage_url.endswith("/pull/118")
+    assert disarray.known_leakage_note and disarray.grading_reports_available
+    assert "published leaderboard: 26 entries" in capsys.readouterr().out
+
+    # The README drops a row and changes a figure: one command brings the site in line.
+    changed = entries[1:]
+    figures = {**changed[0].figures, "low": PublishedFigure(mean=50.5, standard_error=1.25)}
+    changed[0] = dataclasses.replace(changed[0], figures=figures)
+    newer = build_checkout(tmp_path / "newer", changed)
+    call_command("import_mlebench", str(newer))
+    names = set(published.values_list("name", flat=True))
+    assert names == {e.name for e in changed}
+    low = published.get(name=changed[0].name).published_figures["low"]
+    assert low == {"mean": 50.5, "standard_error": 1.25}
+    assert "(0 created, 25 updated, 1 no longer published removed)" in capsys.readouterr().out

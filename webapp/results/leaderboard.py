@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
+from webapp.jinja import url_for_each
 from webapp.results.selectors import experiments_visible_to
 
 SPLITS = ("low", "medium", "high", "all")
@@ -70,6 +71,7 @@ FIELDS = (
     "source_url",
     "known_leakage",
     "known_leakage_url",
+    "known_leakage_note",
     "grading_reports_available",
     "published_notes",
     "published_figures",
@@ -134,6 +136,7 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
                 "source_url": row["source_url"],
                 "known_leakage": row["known_leakage"],
                 "known_leakage_url": row["known_leakage_url"],
+                "known_leakage_note": row["known_leakage_note"],
                 "grading_reports_available": row["grading_reports_available"],
                 "notes": list(row["published_notes"] or []),
             }
@@ -187,26 +190,33 @@ def csv_rows(entries: list[dict]):
         yield ["" if flat.get(c) is None else flat.get(c) for c in CSV_COLUMNS]
 
 
+def _figure_notes(entry: dict, split: str) -> list[str]:
+    return list((entry["splits"].get(split) or {}).get("footnotes", ()))
+
+
+def _leak_notes(entry: dict) -> list[str]:
+    note = entry.get("known_leakage_note") if entry["known_leakage"] else ""
+    return [note] if note else []
+
+
 def _entry_footnotes(entry: dict) -> list[str]:
-    """The published footnotes of an entry: those on its figures (marked with their split)
-    and those on the entry itself."""
-    notes = []
-    for split in SPLITS:
-        for text in (entry["splits"].get(split) or {}).get("footnotes", ()):
-            notes.append(f"{SPLIT_LABELS[split]}: {text}")
-    return notes + list(entry.get("notes", ()))
+    """The published footnotes of an entry: those on its figures (marked with their split),
+    on the entry itself and on its leakage mark."""
+    on_figures = [f"{SPLIT_LABELS[s]}: {text}" for s in SPLITS for text in _figure_notes(entry, s)]
+    return on_figures + list(entry.get("notes", ())) + _leak_notes(entry)
 
 
-def footnote_numbers(entries: list[dict]) -> list[tuple[int, str]]:
-    """Each distinct footnote text on the page, numbered in order of first appearance."""
+def _footnote_numbers(entries: list[dict]) -> dict[str, int]:
+    """Each distinct footnote text on the page -> its number, in order of first appearance."""
     seen: dict[str, int] = {}
     for entry in entries:
-        for split in SPLITS:
-            for text in (entry["splits"].get(split) or {}).get("footnotes", ()):
-                seen.setdefault(text, len(seen) + 1)
-        for text in entry.get("notes", ()):
+        for text in (
+            *(t for s in SPLITS for t in _figure_notes(entry, s)),
+            *entry.get("notes", ()),
+            *_leak_notes(entry),
+        ):
             seen.setdefault(text, len(seen) + 1)
-    return [(n, text) for text, n in seen.items()]
+    return seen
 
 
 def filter_choices(user) -> dict:
@@ -217,93 +227,49 @@ def filter_choices(user) -> dict:
     }
 
 
-LEAK_YES = '<span class="badge warn">yes</span>'
-LEAK_NOTE = "Known leakage: "  # the published note on the leakage column
-
-
-def _leak_cell(entry: dict) -> str:
-    from django.utils.html import escape
-
-    if not entry["known_leakage"]:
-        return "no"
-    numbers = entry.get("_footnote_numbers", {})
-    marks = _marks([n for n in entry["notes"] if n.startswith(LEAK_NOTE)], numbers)
-    if entry["known_leakage_url"]:
-        link = escape(entry["known_leakage_url"])
-        return f'<a href="{link}" rel="nofollow">{LEAK_YES}</a>{marks}'
-    return LEAK_YES + marks
-
-
 def _tri(value) -> str:
     return "?" if value is None else ("yes" if value else "no")
 
 
-def _marks(texts, numbers: dict[str, int]) -> str:
-    from django.utils.html import escape
+def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[tuple[int, str]]]:
+    """What the leaderboard's table shows, row by row, as plain values for the template
+    (``webapp/jinja2/results/leaderboard_rows.html``, which escapes them): formatted figures, sort keys,
+    footnote numbers. Returns the rows and the numbered footnotes listed under the table."""
+    numbers = _footnote_numbers(entries)
+    experiment_url = url_for_each("experiment-detail")
 
-    return "".join(
-        f'<sup class="fn"><a href="#fn-{numbers[t]}" title="{escape(t)}">{numbers[t]}</a></sup>'
-        for t in texts
-        if t in numbers
-    )
+    def marks(texts) -> list[dict]:
+        return [{"n": numbers[t], "text": t} for t in texts]
 
-
-def rows_html(entries: list[dict], shown: list[str]) -> str:
-    """The leaderboard's table body, built in Python (a template loop over hundreds of
-    rows of sixteen cells is most of the page's time). Every value is escaped."""
-    from django.utils.html import escape
-    from django.utils.safestring import mark_safe
-
-    numbers = {text: n for n, text in footnote_numbers(entries)}
-    out = []
+    rows = []
     for e in entries:
-        e = {**e, "_footnote_numbers": numbers}
-        version = (
-            f' <span class="muted small">{escape(e["agent_version"])}</span>'
-            if e["agent_version"]
-            else ""
-        )
-        badges = f'<span class="badge {escape(e["source"])}">{escape(e["source"])}</span>'
-        if e["figures_source"] == "published":
-            badges += ' <span class="badge">published figures</span>'
-        if not e["is_published"]:
-            badges += ' <span class="badge">private</span>'
+        # Published figures as printed (two decimals); ours to one.
+        digits = 2 if e["figures_source"] == "published" else 1
         cells = []
         for split in shown:
             value = e["splits"].get(split)
-            if value:
-                # Published figures as printed (two decimals); ours to one.
-                digits = 2 if e["figures_source"] == "published" else 1
-                cells.append(
-                    f'<td class="num" data-split="{split}" data-value="{value["mean"]}">'
-                    f"{value['mean']:.{digits}f} "
-                    f'<span class="pm">± {value["standard_error"]:.{digits}f}</span>'
-                    f"{_marks(value.get('footnotes', ()), numbers)}</td>"
-                )
-            else:
-                cells.append(
-                    f'<td class="num" data-split="{split}" data-value="-1"><span class="muted">—</span></td>'
-                )
-        source_cell = "✗"
-        if e["source_available"]:
-            source_cell = (
-                f'<a href="{escape(e["source_url"])}" rel="nofollow">✓</a>'
-                if e["source_url"]
-                else "✓"
+            cells.append(
+                {
+                    "split": split,
+                    "sort": value["mean"] if value else -1,
+                    "mean": f"{value['mean']:.{digits}f}" if value else "",
+                    "standard_error": f"{value['standard_error']:.{digits}f}" if value else "",
+                    "marks": marks(_figure_notes(e, split)),
+                }
             )
         hours = "" if e["runtime_hours"] is None else f"{e['runtime_hours']:g}"
-        out.append(
-            f'<tr data-experiment="{e["id"]}">'
-            f'<td><input type="checkbox" class="compare-pick" value="{e["id"]}" aria-label="compare {escape(e["name"])}"></td>'
-            f'<td class="num" data-value="{e["rank"]}">{e["rank"]}</td>'
-            f'<td>{escape(e["scaffold"])} <span class="muted">×</span> {escape(e["model"])}{version}'
-            f"{_marks([n for n in e['notes'] if not n.startswith(LEAK_NOTE)], numbers)}</td>"
-            f'<td><a href="/experiments/{e["id"]}/">{escape(e["name"])}</a> {badges}</td>'
-            + "".join(cells)
-            + f'<td class="num" data-value="{e["n_seeds"]}">{e["n_seeds"] or ""}</td>'
-            f'<td class="num" data-value="{hours or -1}">{hours}</td>'
-            f"<td>{escape(e['hardware'])}</td><td>{e['date']}</td><td>{source_cell}</td>"
-            f"<td>{_tri(e['internet_access'])}</td><td>{_tri(e['test_feedback'])}</td>"
-            f"<td>{_leak_cell(e)}</td><td>{_tri(e['grading_reports_available'])}</td></tr>"
+        rows.append(
+            {
+                **e,
+                "url": experiment_url(e["id"]),
+                "cells": cells,
+                "hours": hours,
+                "hours_sort": e["runtime_hours"] if e["runtime_hours"] is not None else -1,
+                "agent_marks": marks(e.get("notes", ())),
+                "leak_marks": marks(_leak_notes(e)),
+                "internet": _tri(e["internet_access"]),
+                "feedback": _tri(e["test_feedback"]),
+                "reports": _tri(e["grading_reports_available"]),
+            }
         )
-    return mark_safe("".join(out))
+    return rows, [(n, text) for text, n in numbers.items()]

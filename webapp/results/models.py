@@ -77,6 +77,9 @@ class Experiment(models.Model):
     source_url = models.URLField(blank=True)
     known_leakage = models.BooleanField(default=False)
     known_leakage_url = models.URLField(blank=True, help_text="Where the leakage is described.")
+    known_leakage_note = models.TextField(
+        blank=True, help_text="The published leaderboard's note on its leakage column."
+    )
     grading_reports_available = models.BooleanField(
         null=True, blank=True, help_text="The authors published their grading reports."
     )

@@ -2,8 +2,6 @@
 recomputes figures from thousands of reports per request."""
 
 from django.db.models import Q, QuerySet
-from django.utils.html import escape
-from django.utils.safestring import mark_safe
 
 from webapp.results.models import Experiment, GradeReport
 
@@ -130,11 +128,12 @@ def _num(value, digits: int | None = None) -> str:
     )
 
 
-def competition_rows_html(experiment: Experiment) -> str:
-    """The per-competition table body (score, medal, thresholds, percentile, medal gap
-    per seed), built in Python: a template loop over 375 rows costs more than the whole
-    rest of the page."""
+def competition_rows(experiment: Experiment) -> list[dict]:
+    """The per-competition table (score, medal, thresholds, percentile, medal gap per
+    seed) as plain values for ``webapp/jinja2/results/competition_rows.html``: numbers formatted once,
+    sort keys given."""
     from benchmark.compare import medal_gap
+    from webapp.jinja import url_for_each
 
     rows = (
         GradeReport.objects.filter(experiment=experiment, is_current=True)
@@ -158,6 +157,7 @@ def competition_rows_html(experiment: Experiment) -> str:
             "is_lower_better",
         )
     )
+    competition_url = url_for_each("competition-detail")
     out = []
     for (
         slug,
@@ -177,35 +177,30 @@ def competition_rows_html(experiment: Experiment) -> str:
         error,
         lower,
     ) in rows:
-        medal = "gold" if gold else "silver" if silver else "bronze" if bronze else ""
-        badge = (
-            f'<span class="badge {medal}">{medal}</span>'
-            if medal
-            else '<span class="badge">above median</span>'
-            if above
-            else ""
-        )
         gap = medal_gap(score, m, g, lower)
-        note = (
-            ""
-            if valid
-            else (
-                "no submission"
-                if not exists
-                else "invalid" + (f": {escape(error[:140])}" if error else "")
-            )
-        )
+        if valid:
+            note = ""
+        elif not exists:
+            note = "no submission"
+        else:
+            note = "invalid" + (f": {error[:140]}" if error else "")
         out.append(
-            f'<tr><td><a href="/competitions/{escape(slug)}/">{escape(slug)}</a></td>'
-            f'<td class="num" data-value="{seed}">{seed}</td>'
-            f'<td class="num" data-value="{_num(score)}">{_num(score) if score is not None else "<span class=muted>—</span>"}</td>'
-            f"<td>{badge}</td>"
-            f'<td class="num" data-value="{-999 if gap is None else gap}">{_num(gap, 2)}</td>'
-            f'<td class="num">{_num(g)}</td><td class="num">{_num(sv)}</td><td class="num">{_num(b)}</td><td class="num">{_num(m)}</td>'
-            f'<td class="num" data-value="{-1 if pct is None else pct}">{_num(pct, 1)}</td>'
-            f'<td class="small">{note}</td></tr>'
+            {
+                "competition_id": slug,
+                "url": competition_url(slug),
+                "seed": seed,
+                "score": _num(score),
+                "medal": "gold" if gold else "silver" if silver else "bronze" if bronze else "",
+                "above_median": above,
+                "gap": _num(gap, 2),
+                "gap_sort": -999 if gap is None else gap,
+                "thresholds": [_num(t) for t in (g, sv, b, m)],
+                "percentile": _num(pct, 1),
+                "percentile_sort": -1 if pct is None else pct,
+                "note": note,
+            }
         )
-    return mark_safe("".join(out))  # every value above is escaped or a number
+    return out
 
 
 def medal_outcomes(experiment_ids: list[int], competition_ids: set[str] | None = None) -> dict:
@@ -265,57 +260,49 @@ def any_medal_by_split(experiment: Experiment) -> dict:
     return out
 
 
-def pairwise_comparisons(
-    experiments: list[Experiment], split: str, splits: list[str] | None = None
+def published_footnotes(experiment: Experiment) -> list[str]:
+    """The distinct footnotes marking an experiment's published figures, in split order."""
+    return list(
+        dict.fromkeys(
+            note
+            for value in (experiment.published_figures or {}).values()
+            if isinstance(value, dict)
+            for note in value.get("footnotes", ())
+        )
+    )
+
+
+def _pairwise_comparisons(
+    experiments: list[Experiment], by_split: dict, split: str, splits: list[str]
 ) -> list[dict]:
     """The first experiment against each other one. When both have reports on ``split``:
     a paired bootstrap over that split's competitions (``"kind": "paired"``). Otherwise
-    (published figures only): per split, the difference of means with an interval from
-    the two SEMs over their common ``splits`` (``"kind": "unpaired"``)."""
+    (published figures on a side): per common split, the difference of means with an
+    interval from the two SEMs (``"kind": "unpaired"``)."""
     from benchmark.catalogue import load_catalogue
     from benchmark.compare import compare_experiments, compare_split_figures
 
-    by_split = {e.pk: any_medal_by_split(e) for e in experiments}
     base = experiments[0]
-    unpaired = {
-        other.pk
-        for other in experiments[1:]
-        if any((by_split[e.pk].get(split) or {}).get("source") != "reports" for e in (base, other))
-    }
-    results_unpaired = {}
-    for other in experiments[1:]:
-        if other.pk not in unpaired:
-            continue
-        try:
-            result = compare_split_figures(
-                base.name, by_split[base.pk], other.name, by_split[other.pk], splits or [split]
-            )
-            result["kind"] = "unpaired"
-        except ValueError as exc:
-            result = {"a": base.name, "b": other.name, "error": str(exc), "kind": "unpaired"}
-        results_unpaired[other.pk] = result
-    if len(unpaired) == len(experiments) - 1:
-        return [results_unpaired[o.pk] for o in experiments[1:]]
-
-    ids = (
-        {cid for cid, facts in load_catalogue(include_demo=True).items() if split in facts.splits}
-        if split
-        else None
-    )
-    outcomes = medal_outcomes([e.pk for e in experiments], ids)
+    outcomes = None  # per-competition outcomes, read once if a pair needs them
     results = []
     for other in experiments[1:]:
-        if other.pk in unpaired:
-            results.append(results_unpaired[other.pk])
-            continue
+        paired = all(by_split[e.pk][split]["source"] == "reports" for e in (base, other))
         try:
-            result = compare_experiments(
-                base.name, outcomes[base.pk], other.name, outcomes[other.pk]
-            )
+            if not paired:
+                result = compare_split_figures(
+                    base.name, by_split[base.pk], other.name, by_split[other.pk], splits
+                )
+            else:
+                if outcomes is None:
+                    catalogue = load_catalogue(include_demo=True)
+                    ids = {cid for cid, facts in catalogue.items() if split in facts.splits}
+                    outcomes = medal_outcomes([e.pk for e in experiments], ids)
+                result = compare_experiments(
+                    base.name, outcomes[base.pk], other.name, outcomes[other.pk]
+                ).to_dict()
         except ValueError as exc:
-            results.append({"a": base.name, "b": other.name, "error": str(exc), "kind": "paired"})
-            continue
-        results.append({**result.to_dict(), "kind": "paired"})
+            result = {"a": base.name, "b": other.name, "error": str(exc)}
+        results.append({**result, "kind": "paired" if paired else "unpaired"})
     return results
 
 
@@ -333,7 +320,7 @@ def comparison_of(experiments: list[Experiment], split: str = "") -> dict:
         "split": chosen,
         "common_splits": common,
         "by_split": by_split,
-        "comparisons": pairwise_comparisons(experiments, chosen, common)
+        "comparisons": _pairwise_comparisons(experiments, by_split, chosen, common)
         if common
         else [
             {"a": experiments[0].name, "b": e.name, "error": "no split in common", "kind": ""}

@@ -239,10 +239,8 @@ def published_entries_store(entries) -> tuple[int, int, int]:
                 "known_leakage": entry.known_leakage,
                 "known_leakage_url": entry.known_leakage_url,
                 "grading_reports_available": entry.grading_reports_available,
-                "published_notes": [
-                    *entry.notes,
-                    *(f"Known leakage: {t}" for t in entry.column_notes.values() if t),
-                ],
+                "known_leakage_note": entry.known_leakage_note,
+                "published_notes": list(entry.notes),
                 "notes": PUBLISHED_NOTE,
             },
         )

@@ -7,6 +7,7 @@ from django.shortcuts import render
 
 from benchmark.reports import REPORT_KEYS, grading_report_json
 from webapp import figures
+from webapp.jinja import render_rows
 from webapp.results import selectors
 from webapp.results.aggregates import experiment_competition_reports
 from webapp.results.leaderboard import (
@@ -15,9 +16,8 @@ from webapp.results.leaderboard import (
     LeaderboardFilters,
     csv_rows,
     filter_choices,
-    footnote_numbers,
     leaderboard_entries,
-    rows_html,
+    table_rows,
 )
 
 
@@ -38,13 +38,14 @@ def home(request):
     ]
     query = request.GET.copy()
     query.pop("format", None)
+    rows, footnotes = table_rows(entries, shown)
     return render(
         request,
         "results/home.html",
         {
             "entries": entries,
-            "rows_html": rows_html(entries, shown),
-            "footnotes": footnote_numbers(entries),
+            "rows_html": render_rows("results/leaderboard_rows.html", rows=rows),
+            "footnotes": footnotes,
             "splits": [(s, SPLIT_LABELS[s]) for s in shown],
             "filters": filters,
             "query": query.urlencode(),
@@ -74,6 +75,7 @@ def experiment_detail(request, pk: int):
     )
     current = splits.get(split, {})
     stages = selectors.funnel_stages(current)
+    rows = selectors.competition_rows(experiment)
     return render(
         request,
         "results/experiment.html",
@@ -96,16 +98,11 @@ def experiment_detail(request, pk: int):
             )
             if current.get("pass_at_k", {}).get("values")
             else None,
-            "rows_html": selectors.competition_rows_html(experiment),
+            "rows_html": render_rows("results/competition_rows.html", rows=rows),
+            # Figures as published, nothing behind them: no reports to list or download.
+            "published_only": bool(experiment.published_figures) and not rows,
             "published": experiment.published_figures,
-            "published_footnotes": list(
-                dict.fromkeys(
-                    note
-                    for value in (experiment.published_figures or {}).values()
-                    if isinstance(value, dict)
-                    for note in value.get("footnotes", ())
-                )
-            ),
+            "published_footnotes": selectors.published_footnotes(experiment),
             "time_figure": _time_scaling_figure(experiment),
         },
     )

@@ -18,6 +18,13 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name="experiment",
+            name="known_leakage_note",
+            field=models.TextField(
+                blank=True, help_text="The published leaderboard's note on its leakage column."
+            ),
+        ),
+        migrations.AddField(
+            model_name="experiment",
             name="known_leakage_url",
             field=models.URLField(blank=True, help_text="Where the leakage is described."),
         ),

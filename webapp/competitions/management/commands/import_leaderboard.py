@@ -28,7 +28,16 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         for warning in board.warnings:
             self.stderr.write(f"warning: {warning}")
+        lines = {
+            name: "none" if value is None else f"{value:.10g}"
+            for name, value in (
+                ("gold", board.gold_threshold),
+                ("silver", board.silver_threshold),
+                ("bronze", board.bronze_threshold),
+                ("median", board.median_threshold),
+            )
+        }
         self.stdout.write(
-            f"{comp.slug}: leaderboard v{board.version}, {board.n_teams} teams; gold {board.gold_threshold}, "
-            f"silver {board.silver_threshold}, bronze {board.bronze_threshold}, median {board.median_threshold}"
+            f"{comp.slug}: leaderboard v{board.version}, {board.n_teams} teams; "
+            + ", ".join(f"{name} {value}" for name, value in lines.items())
         )
