@@ -121,14 +121,22 @@ def _names(raw: dict, key: str, where: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
-def shipped_agents() -> dict[str, AgentDefinition]:
-    """The agents that ship with mleboard, by name."""
+def agents_in(folder: Path) -> dict[str, AgentDefinition]:
+    """The agents in ``folder``'s subfolders that hold an ``agent.yaml``, by name (in
+    folder order: of two with one name, the later wins). A missing folder holds none.
+    Raises ``AgentConfigError`` if one of them is malformed."""
+    folder = Path(folder)
     agents = {}
-    for folder in sorted(SHIPPED_AGENTS_DIR.iterdir()):
-        if (folder / "agent.yaml").is_file():
-            agent = load_agent(folder)
+    for candidate in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if (candidate / "agent.yaml").is_file():
+            agent = load_agent(candidate)
             agents[agent.name] = agent
     return agents
+
+
+def shipped_agents() -> dict[str, AgentDefinition]:
+    """The agents that ship with mleboard, by name."""
+    return agents_in(SHIPPED_AGENTS_DIR)
 
 
 def find_agent(name: str) -> AgentDefinition:

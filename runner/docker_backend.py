@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import time
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from runner.backend import BackendResult, HarnessError, RunControl, StopReason, watch
+from runner.backend import BackendResult, HarnessError, RunControl, agent_env, supervise
 from runner.logs import LogSink
 from runner.spec import (
     CONTAINER_AGENT_DIR,
@@ -50,23 +49,18 @@ EXIT_SIGKILL = 137
 
 def container_env(spec: RunSpec) -> dict[str, str]:
     """The environment inside the container: the spec's plus where everything is."""
-    env = {
-        "COMPETITION_ID": spec.competition_id,
-        "SEED": str(spec.seed),
-        "DATA_DIR": CONTAINER_DATA_DIR,
-        "SUBMISSION_DIR": CONTAINER_SUBMISSION_DIR,
-        "LOGS_DIR": CONTAINER_LOGS_DIR,
-        "CODE_DIR": CONTAINER_CODE_DIR,
-        "AGENT_DIR": CONTAINER_AGENT_DIR,
-        "INSTRUCTIONS_FILE": CONTAINER_INSTRUCTIONS,
-        "VALIDATE_SCRIPT": CONTAINER_VALIDATE_SCRIPT,
-        "VALIDATION_SOCKET": f"{CONTAINER_VALIDATION_DIR}/{VALIDATION_SOCKET_NAME}",
-        "HOME": CONTAINER_AGENT_DIR,
-    }
-    if spec.time_limit_s is not None:
-        env["TIME_LIMIT_SECS"] = str(int(spec.time_limit_s))
-    env.update(spec.env)
-    return env
+    return agent_env(
+        spec,
+        data=CONTAINER_DATA_DIR,
+        submission=CONTAINER_SUBMISSION_DIR,
+        logs=CONTAINER_LOGS_DIR,
+        code=CONTAINER_CODE_DIR,
+        agent=CONTAINER_AGENT_DIR,
+        instructions=CONTAINER_INSTRUCTIONS,
+        validate_script=CONTAINER_VALIDATE_SCRIPT,
+        validation_socket=f"{CONTAINER_VALIDATION_DIR}/{VALIDATION_SOCKET_NAME}",
+        home=CONTAINER_AGENT_DIR,
+    )
 
 
 def container_kwargs(spec: RunSpec, dirs: RunDirs) -> dict[str, Any]:
@@ -227,35 +221,19 @@ class DockerBackend:
         client = self.client
         create_requested_at = time.time()
         with managed_container(client, **kwargs) as container:
-            exited = threading.Event()
-            waited: dict[str, Any] = {}
-
-            def wait_for_exit() -> None:
-                try:
-                    waited["status"] = container.wait()
-                except Exception as exc:  # reported below as a harness error
-                    waited["error"] = exc
-                finally:
-                    exited.set()
-
             container.start()
-            started_monotonic = time.monotonic()
-            if control.on_started:
-                control.on_started(container.name)
-            log_thread = threading.Thread(
-                target=_stream_logs, args=(container, sink), name="agent-logs", daemon=True
+            stop = supervise(
+                spec,
+                control,
+                sink,
+                agent_id=container.name,
+                what="container",
+                read_output=lambda: container.logs(
+                    stream=True, follow=True, stdout=True, stderr=True
+                ),
+                wait=container.wait,
+                kill=lambda: _kill(container),
             )
-            log_thread.start()
-            threading.Thread(target=wait_for_exit, name="agent-wait", daemon=True).start()
-
-            reason = StopReason.EXITED
-            try:
-                reason = watch(exited, started_monotonic, spec.time_limit_s, control)
-            finally:
-                if reason != StopReason.EXITED or not exited.is_set():
-                    _kill(container)
-                    exited.wait(30)
-            log_thread.join(timeout=10)
             state = _final_state(container)
             result = BackendResult(
                 outcome=Outcome.COMPLETED,
@@ -264,19 +242,9 @@ class DockerBackend:
                 started_at=parse_docker_time(state.get("StartedAt")),
                 exited_at=parse_docker_time(state.get("FinishedAt")),
             )
-            if reason == StopReason.TIMED_OUT:
-                result.outcome = Outcome.TIMED_OUT
-                sink.write_line(f"time limit of {spec.time_limit_s:g}s reached: agent killed")
-            elif reason == StopReason.CANCELLED:
-                result.outcome = Outcome.CANCELLED
-                sink.write_line("run cancelled: agent killed")
-            elif "error" in waited:
-                raise HarnessError(f"lost track of the container: {waited['error']}")
-            else:
-                code = int(state.get("ExitCode", waited.get("status", {}).get("StatusCode", -1)))
-                result.exit_code = code
-                result.outcome, result.detail = _classify_exit(code, state, spec)
-            return result
+            return stop.conclude(
+                result, spec, sink, lambda status: _interpret_exit(status, state, spec)
+            )
 
 
 def _final_state(container: Any) -> dict:
@@ -294,16 +262,19 @@ def _final_state(container: Any) -> dict:
     return state
 
 
-def _classify_exit(code: int, state: dict, spec: RunSpec) -> tuple[Outcome, str]:
+def _interpret_exit(status: dict, state: dict, spec: RunSpec) -> tuple[int, Outcome, str]:
+    """Exit code, outcome and detail for a container that exited: ``status`` is what
+    ``container.wait()`` returned, ``state`` the container's final state."""
+    code = int(state.get("ExitCode", status.get("StatusCode", -1)))
     if state.get("OOMKilled"):
-        return Outcome.OUT_OF_MEMORY, f"killed by the out-of-memory killer (exit {code})"
+        return code, Outcome.OUT_OF_MEMORY, f"killed by the out-of-memory killer (exit {code})"
     if code == EXIT_SIGKILL and spec.resources.memory is not None:
         # With a memory limit, an unexplained SIGKILL is the kernel's OOM killer hitting a
         # child process: the engine only flags OOMKilled for some of those.
-        return Outcome.OUT_OF_MEMORY, f"exit {code} (SIGKILL) under a memory limit"
+        return code, Outcome.OUT_OF_MEMORY, f"exit {code} (SIGKILL) under a memory limit"
     if code == 0:
-        return Outcome.COMPLETED, ""
-    return Outcome.FAILED, f"exit code {code}"
+        return code, Outcome.COMPLETED, ""
+    return code, Outcome.FAILED, f"exit code {code}"
 
 
 def _kill(container: Any) -> None:
@@ -311,12 +282,3 @@ def _kill(container: Any) -> None:
 
     with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
         container.kill()
-
-
-def _stream_logs(container: Any, sink: LogSink) -> None:
-    """Copy the container's stdout+stderr into ``sink`` until the container stops."""
-    try:
-        for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=True):
-            sink.write(chunk)
-    except Exception as exc:  # the container vanished mid-stream: keep what we have
-        sink.write_line(f"log stream ended early: {exc}")

@@ -15,17 +15,17 @@ same environment variables as in a container (``DATA_DIR``, ``SUBMISSION_DIR``..
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import resource
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-from runner.backend import BackendResult, HarnessError, RunControl, StopReason, watch
+from runner.backend import BackendResult, HarnessError, RunControl, agent_env, supervise
 from runner.logs import LogSink
 from runner.spec import VALIDATION_SOCKET_NAME, Outcome, RunDirs, RunSpec
 
@@ -36,28 +36,26 @@ _OOM_MARKERS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out 
 def local_env(spec: RunSpec, dirs: RunDirs) -> dict[str, str]:
     """The agent's environment: the harness's PATH (with this Python first) plus the layout."""
     python_bin = str(Path(sys.executable).parent)
-    env = {
+    base = {
         "PATH": python_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
         "LANG": os.environ.get("LANG", "C.UTF-8"),
-        "HOME": str(dirs.code),
         "PYTHONUNBUFFERED": "1",
         # The agent runs from its source folder here: leave no bytecode behind in it.
         "PYTHONDONTWRITEBYTECODE": "1",
-        "COMPETITION_ID": spec.competition_id,
-        "SEED": str(spec.seed),
-        "DATA_DIR": str(dirs.data),
-        "SUBMISSION_DIR": str(dirs.submission),
-        "LOGS_DIR": str(dirs.logs),
-        "CODE_DIR": str(dirs.code),
-        "AGENT_DIR": str(spec.local_workdir or dirs.code),
-        "INSTRUCTIONS_FILE": str(dirs.support / "instructions.txt"),
-        "VALIDATE_SCRIPT": str(dirs.support / "validate_submission.sh"),
-        "VALIDATION_SOCKET": str(dirs.validation / VALIDATION_SOCKET_NAME),
     }
-    if spec.time_limit_s is not None:
-        env["TIME_LIMIT_SECS"] = str(int(spec.time_limit_s))
-    env.update(spec.env)
-    return env
+    return agent_env(
+        spec,
+        data=str(dirs.data),
+        submission=str(dirs.submission),
+        logs=str(dirs.logs),
+        code=str(dirs.code),
+        agent=str(spec.local_workdir or dirs.code),
+        instructions=str(dirs.support / "instructions.txt"),
+        validate_script=str(dirs.support / "validate_submission.sh"),
+        validation_socket=str(dirs.validation / VALIDATION_SOCKET_NAME),
+        home=str(dirs.code),
+        base=base,
+    )
 
 
 def _limit_child(spec: RunSpec) -> None:
@@ -96,61 +94,44 @@ class LocalBackend:
         except OSError as exc:
             raise HarnessError(f"could not start {spec.command[0]!r}: {exc}") from exc
         started_at = time.time()
-        started_monotonic = time.monotonic()
-        if control.on_started:
-            control.on_started(str(proc.pid))
-        exited = threading.Event()
-        exit_time: dict[str, float] = {}
-
-        def pump() -> None:
-            assert proc.stdout is not None
-            for chunk in iter(lambda: proc.stdout.read1(65536), b""):
-                sink.write(chunk)
-
-        def wait_for_exit() -> None:
-            proc.wait()
-            exit_time["at"] = time.time()
-            exited.set()
-
-        pump_thread = threading.Thread(target=pump, name="agent-logs", daemon=True)
-        pump_thread.start()
-        threading.Thread(target=wait_for_exit, name="agent-wait", daemon=True).start()
-        reason = StopReason.EXITED
-        try:
-            reason = watch(exited, started_monotonic, spec.time_limit_s, control)
-        finally:
-            # Always end the whole group: children the agent left behind go too.
-            _kill_group(proc.pid)
-            exited.wait(30)
-            pump_thread.join(timeout=10)
-            if proc.stdout:
-                proc.stdout.close()
+        stdout = proc.stdout
+        assert stdout is not None
+        with stdout:
+            stop = supervise(
+                spec,
+                control,
+                sink,
+                agent_id=str(proc.pid),
+                what="process",
+                read_output=lambda: iter(functools.partial(stdout.read1, 65536), b""),
+                wait=proc.wait,
+                # Always end the whole group: children the agent left behind go too.
+                kill=lambda: _kill_group(proc.pid),
+                kill_after_exit=True,
+            )
         result = BackendResult(
             outcome=Outcome.COMPLETED,
             exit_code=None,
             create_requested_at=create_requested_at,
             started_at=started_at,
-            exited_at=exit_time.get("at"),
+            exited_at=stop.exited_at,
         )
-        if reason == StopReason.TIMED_OUT:
-            result.outcome = Outcome.TIMED_OUT
-            sink.write_line(f"time limit of {spec.time_limit_s:g}s reached: agent killed")
-        elif reason == StopReason.CANCELLED:
-            result.outcome = Outcome.CANCELLED
-            sink.write_line("run cancelled: agent killed")
-        else:
-            code = proc.returncode
-            # A process killed by a signal has returncode -N; report it like a shell (128+N).
-            result.exit_code = 128 - code if code < 0 else code
-            if code == 0:
-                result.outcome = Outcome.COMPLETED
-            elif spec.resources.memory is not None and _mentions_oom(sink):
-                result.outcome = Outcome.OUT_OF_MEMORY
-                result.detail = "an allocation failed under the address-space limit"
-            else:
-                result.outcome = Outcome.FAILED
-                result.detail = f"exit code {result.exit_code}"
-        return result
+        return stop.conclude(result, spec, sink, lambda code: _interpret_exit(code, spec, sink))
+
+
+def _interpret_exit(code: int, spec: RunSpec, sink: LogSink) -> tuple[int, Outcome, str]:
+    """Exit code, outcome and detail for a process that ended with ``returncode`` ``code``."""
+    # A process killed by a signal has returncode -N; report it like a shell (128+N).
+    exit_code = 128 - code if code < 0 else code
+    if code == 0:
+        return exit_code, Outcome.COMPLETED, ""
+    if spec.resources.memory is not None and _mentions_oom(sink):
+        return (
+            exit_code,
+            Outcome.OUT_OF_MEMORY,
+            "an allocation failed under the address-space limit",
+        )
+    return exit_code, Outcome.FAILED, f"exit code {exit_code}"
 
 
 def _mentions_oom(sink: LogSink) -> bool:

@@ -19,6 +19,7 @@ from runner import (
     shipped_agents,
     spec_for_agent,
 )
+from runner.agent_definition import agents_in
 from runner.docker_backend import container_kwargs, parse_docker_time
 from runner.images import agent_image_ref, base_image_ref
 from runner.spec import RunDirs
@@ -114,6 +115,18 @@ def test_shipped_agents_load():
         assert agent.start and agent.description
         assert (agent.directory / "Dockerfile").read_text().count("FROM ${BASE_IMAGE}") == 1
     assert not agents["dummy"].egress and not agents["baseline"].egress
+
+
+def test_agents_in_finds_agent_folders_and_a_missing_folder_holds_none(tmp_path):
+    assert agents_in(tmp_path / "missing") == {}
+    for folder, name in (("a", "first"), ("b", "second")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "agent.yaml").write_text(f"name: {name}\nstart: [x]\n")
+        (tmp_path / folder / "Dockerfile").write_text("ARG BASE_IMAGE\nFROM ${BASE_IMAGE}\n")
+    (tmp_path / "notes").mkdir()  # a folder without agent.yaml is not an agent
+    agents = agents_in(tmp_path)
+    assert sorted(agents) == ["first", "second"]
+    assert agents["second"].directory == (tmp_path / "b").resolve()
 
 
 def test_aide_config_needs_its_endpoint_and_key_and_masks_the_key():
