@@ -11,6 +11,7 @@ RUN useradd --create-home --uid 10001 mleboard \
 
 COPY pyproject.toml README.md ./
 COPY benchmark ./benchmark
+COPY cli ./cli
 COPY graders ./graders
 COPY runner ./runner
 COPY webapp ./webapp

@@ -74,13 +74,13 @@ def main() -> None:
     )
 
     # A human leaderboard for the competition page.
-    from benchmark.leaderboard import PrivateLeaderboard
+    from benchmark.leaderboard import LeaderboardTable
 
     comp = Competition.objects.get(slug="spaceship-titanic")
     scores = tuple(round(0.85 - i * 0.0001, 5) for i in range(1967))
     none = (None,) * len(scores)
     leaderboard_store(
-        comp, PrivateLeaderboard(scores, none, none, none, "mlebench", False), source_name="bench"
+        comp, LeaderboardTable(scores, none, none, none, "mlebench", False), source_name="bench"
     )
 
     ids = list(Experiment.objects.order_by("pk").values_list("pk", flat=True))

@@ -8,7 +8,7 @@ layout under a temporary folder, then grades it in a fresh Python process so tha
 memory (max RSS) belongs to that case alone. Reported: rows per second of
 ``graders.grade_submission`` (reading both CSVs, checks, metric), the peak RSS of the
 grading process and its ratio to the submission CSV's size, and for 10^6 rows the wall time
-and peak RSS of the complete ``python -m benchmark.cli grade-sample`` process (start-up and
+and peak RSS of the complete ``python -m cli grade-sample`` process (start-up and
 imports included).
 """
 
@@ -165,7 +165,7 @@ def grade_sample_process(competition: str, data_dir: Path, submission: Path) -> 
     command = [
         sys.executable,
         "-m",
-        "benchmark.cli",
+        "cli",
         "grade-sample",
         str(submission),
         competition,
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                 if n == 10**6:
                     process = grade_sample_process(competition, data_dir, submission)
                     process_rows.append((metric, process, csv_mb))
-    print("\nwhole `python -m benchmark.cli grade-sample` process, 10^6 rows:")
+    print("\nwhole `python -m cli grade-sample` process, 10^6 rows:")
     for metric, process, csv_mb in process_rows:
         ok = "ok" if process["seconds"] < 1 else "SLOW"
         print(

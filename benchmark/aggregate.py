@@ -22,6 +22,7 @@ no submission (MLE-bench: as many seeds as the competition with the most reports
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +52,22 @@ OUTCOMES = (
     ("bronze_medal", "bronze_medal_percentage"),
     ("any_medal", "any_medal_percentage"),
 )
-FUNNEL_STAGES = ("made_submission", "valid_submission", "above_median", "any_medal")
+
+
+@dataclass(frozen=True)
+class FunnelStage:
+    outcome: str  # one of OUTCOMES' names
+    label: str
+
+
+# MLE-bench's funnel, the one definition every page, API and command shows: each stage
+# counts the runs that got at least that far. Medals by colour are a breakdown, not a stage.
+FUNNEL = (
+    FunnelStage("made_submission", "Made submission"),
+    FunnelStage("valid_submission", "Valid"),
+    FunnelStage("above_median", "Above median"),
+    FunnelStage("any_medal", "Any medal"),
+)
 SEEDINGS = ("auto", "explicit", "positional")
 Z_95 = 1.96  # MLE-bench's normal-approximation 95% interval
 
@@ -335,16 +351,20 @@ def _per_competition(seeds: list[Seed], competitions: list[CompetitionFacts]) ->
 
 
 def _funnel(result: dict) -> list[dict]:
+    """Each stage of FUNNEL: mean, SEM and interval over seeds, each seed's percentage and
+    the number of runs that reached it."""
     metric_of = dict(OUTCOMES)
     stages = []
-    for stage in FUNNEL_STAGES:
-        metric = metric_of[stage]
+    for stage in FUNNEL:
+        metric = metric_of[stage.outcome]
         stages.append(
             {
-                "stage": stage,
+                "stage": stage.outcome,
+                "label": stage.label,
                 "metric": metric,
                 **result["metrics"][metric],
-                "runs": sum(seed["counts"][stage] for seed in result["seeds"]),
+                "per_seed": [seed["metrics"][metric] for seed in result["seeds"]],
+                "runs": sum(seed["counts"][stage.outcome] for seed in result["seeds"]),
             }
         )
     return stages

@@ -77,7 +77,7 @@ def format_aggregate(result: dict) -> str:
             ["stage", "% of competitions", "95% CI", "runs"],
             [
                 [
-                    stage["stage"].replace("_", " "),
+                    stage["label"],
                     _mean_se(stage),
                     f"{stage['ci_lower']:.1f} - {stage['ci_upper']:.1f}",
                     str(stage["runs"]),

@@ -12,15 +12,12 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark.splits import SPLIT_ALIASES, SPLIT_SLUGS
+
 DATA_DIR = Path(__file__).resolve().parent / "data"
 CATALOGUE_FILE = DATA_DIR / "competitions.yaml"
 DEMO_FILE = DATA_DIR / "demo.yaml"
 
-# The splits a competition can belong to. `all` is MLE-bench's `split75`.
-SPLITS = ("low", "medium", "high", "all", "dev", "demo")
-# Other names accepted wherever a split is asked for: MLE-bench Lite is the low split,
-# and MLE-bench's own file for the 75 is called split75.
-SPLIT_ALIASES = {"lite": "low", "split75": "all"}
 COMPLEXITIES = ("low", "medium", "high", "dev")
 
 _REQUIRED = (
@@ -49,7 +46,7 @@ class UnknownCompetition(LookupError):
 
 
 class UnknownSplit(ValueError):
-    """A split name that is not one of SPLITS or SPLIT_ALIASES."""
+    """A split name that is not one of ``benchmark.splits``' slugs or aliases."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +60,7 @@ class CompetitionFacts:
     metric: str
     lower_is_better: bool
     awards_medals: bool
-    splits: tuple[str, ...]  # subset of SPLITS
+    splits: tuple[str, ...]  # subset of SPLIT_SLUGS
     competition_type: str  # MLE-bench's `simple` | `code`
     id_column: str
     target_columns: tuple[str, ...]
@@ -85,7 +82,7 @@ def _facts_from_entry(entry: dict, source: Path) -> CompetitionFacts:
     if missing:
         raise CatalogueError(f"{source.name}: entry {entry.get('id')!r} lacks {', '.join(missing)}")
     splits = tuple(str(s) for s in entry["splits"])
-    unknown = [s for s in splits if s not in SPLITS]
+    unknown = [s for s in splits if s not in SPLIT_SLUGS]
     if unknown:
         raise CatalogueError(f"{source.name}: {entry['id']} has unknown splits {unknown}")
     if entry["complexity"] not in COMPLEXITIES:
@@ -149,8 +146,8 @@ def load_catalogue(include_demo: bool = False) -> dict[str, CompetitionFacts]:
 def normalise_split(split: str) -> str:
     """The canonical split name for ``split`` (``lite`` -> ``low``, ``split75`` -> ``all``)."""
     name = SPLIT_ALIASES.get(split, split)
-    if name not in SPLITS:
-        valid = ", ".join(SPLITS + tuple(SPLIT_ALIASES))
+    if name not in SPLIT_SLUGS:
+        valid = ", ".join(SPLIT_SLUGS + tuple(SPLIT_ALIASES))
         raise UnknownSplit(f"unknown split {split!r}; choose one of {valid}")
     return name
 

@@ -23,7 +23,9 @@ LEVELS = {"none": 0, "valid": 1, "above_median": 2, "bronze": 3, "silver": 4, "g
 
 
 @dataclass(frozen=True)
-class RunOutcome:
+class SeedResult:
+    """One seed of one competition, as a comparison of experiments counts it."""
+
     any_medal: bool
     level: int  # one of LEVELS' values
 
@@ -139,9 +141,9 @@ def sign_flip_p_value(differences: np.ndarray, rng, n_permutations: int = 20000)
 
 def compare_experiments(
     name_a: str,
-    outcomes_a: Mapping[str, Sequence[RunOutcome]],
+    outcomes_a: Mapping[str, Sequence[SeedResult]],
     name_b: str,
-    outcomes_b: Mapping[str, Sequence[RunOutcome]],
+    outcomes_b: Mapping[str, Sequence[SeedResult]],
     *,
     n_bootstrap: int = 10000,
     seed: int = 0,

@@ -1,18 +1,18 @@
 """Grading a run: the grader's score, placed on the private leaderboard, as a report.
 
-``grade_run`` is what MLE-bench's ``grade_csv`` does (score -> ``rank_score`` ->
+``grade_submission_run`` is what MLE-bench's ``grade_csv`` does (score -> ``rank_score`` ->
 ``CompetitionReport``), with the direction taken from the catalogue and mleboard's extras
 (seed, the reason a submission is invalid, the grader version, the leaderboard percentile).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmark.leaderboard import (
     LeaderboardError,
-    PrivateLeaderboard,
+    LeaderboardTable,
     find_leaderboard,
     read_leaderboard,
 )
@@ -20,11 +20,11 @@ from benchmark.medals import leaderboard_percentile, rank_score
 from benchmark.reports import CompetitionReport
 
 
-def grade_run(
+def grade_submission_run(
     submission_path: Path | None,
     competition_id: str,
     data_dir: Path,
-    leaderboard: PrivateLeaderboard | None,
+    leaderboard: LeaderboardTable | None,
     *,
     seed: int | None = None,
 ) -> CompetitionReport:
@@ -68,7 +68,7 @@ def grade_run(
         submission_exists=result.submission_exists,
         valid_submission=result.valid_submission,
         is_lower_better=facts.lower_is_better,
-        created_at=datetime.now(),
+        created_at=datetime.now(UTC),
         submission_path=str(submission_path) if submission_path is not None else "",
         seed=seed,
         error=result.error,
@@ -82,7 +82,7 @@ def load_private_leaderboard(
     *,
     data_dir: Path | None = None,
     mlebench_dir: Path | None = None,
-) -> tuple[PrivateLeaderboard | None, str | None]:
+) -> tuple[LeaderboardTable | None, str | None]:
     """The competition's private leaderboard, or None with a note saying why there is none.
 
     Looks in ``data_dir/<id>/leaderboard.csv`` then in an MLE-bench checkout; the direction

@@ -36,7 +36,7 @@ class LeaderboardError(ValueError):
 
 
 @dataclass(frozen=True)
-class PrivateLeaderboard:
+class LeaderboardTable:
     """A competition's human private leaderboard, best first in the catalogue's direction."""
 
     scores: tuple[float, ...]  # in leaderboard order; NaN where a row has no score
@@ -84,7 +84,7 @@ def lfs_pointer_message(path: Path | str, checkout: Path | str | None = None) ->
     )
 
 
-def read_leaderboard(path: Path, lower_is_better: bool | None = None) -> PrivateLeaderboard:
+def read_leaderboard(path: Path, lower_is_better: bool | None = None) -> LeaderboardTable:
     """Read a leaderboard file (MLE-bench CSV, Kaggle CSV, or Kaggle's zip of that CSV).
 
     ``lower_is_better`` should come from the catalogue; None infers the direction like
@@ -104,7 +104,7 @@ def read_leaderboard(path: Path, lower_is_better: bool | None = None) -> Private
 
 def parse_leaderboard(
     data: bytes, *, name: str = "leaderboard.csv", lower_is_better: bool | None = None
-) -> PrivateLeaderboard:
+) -> LeaderboardTable:
     """Parse a leaderboard file's bytes (as uploaded); ``name`` is used in messages.
 
     Same rules and errors as ``read_leaderboard``.
@@ -202,7 +202,7 @@ def _missing(value) -> bool:
 
 def _leaderboard_from_frame(
     frame, source_format: str, name: str, lower_is_better: bool | None
-) -> PrivateLeaderboard:
+) -> LeaderboardTable:
     import numpy as np
     import pandas as pd
 
@@ -241,7 +241,7 @@ def _leaderboard_from_frame(
         order = np.concatenate([np.flatnonzero(present)[order], np.flatnonzero(~present)])
         values = values[order]
         frame = frame.iloc[order]
-    return PrivateLeaderboard(
+    return LeaderboardTable(
         scores=tuple(float(v) for v in values),
         team_ids=_column(frame, team_col),
         team_names=_column(frame, name_col),

@@ -17,12 +17,13 @@ from pathlib import Path
 from benchmark.catalogue import CompetitionFacts, load_catalogue
 from benchmark.leaderboard import (
     LeaderboardError,
-    PrivateLeaderboard,
+    LeaderboardTable,
     is_lfs_pointer,
     lfs_pointer_message,
     parse_leaderboard,
 )
 from benchmark.medals import MedalThresholds
+from benchmark.splits import MLEBENCH_SPLIT_FILES
 
 CONFIG = "config.yaml"
 DESCRIPTION = "description.md"
@@ -30,8 +31,6 @@ DESCRIPTION_OBFUSCATED = "description_obfuscated.md"
 LEADERBOARD = "leaderboard.csv"
 PART_FILES = (CONFIG, DESCRIPTION, DESCRIPTION_OBFUSCATED, LEADERBOARD)
 
-# MLE-bench's split files that correspond to mleboard's splits.
-SPLIT_FILES = {"low": "low", "medium": "medium", "high": "high", "split75": "all", "dev": "dev"}
 
 # Part and competition statuses.
 READ, MISSING, REFUSED = "read", "missing", "refused"
@@ -68,7 +67,7 @@ class CompetitionImport:
     config: dict | None = None  # config.yaml as parsed
     description: str | None = None
     description_obfuscated: str | None = None
-    leaderboard: PrivateLeaderboard | None = None
+    leaderboard: LeaderboardTable | None = None
     thresholds: MedalThresholds | None = None  # of ``leaderboard``, when read
     splits: tuple[str, ...] = ()  # MLE-bench split files (stems) listing this competition
 
@@ -217,7 +216,7 @@ def read_split_lists(
         text = split_file.read_text(encoding="utf-8", errors="replace")
         lines = (line.strip() for line in text.splitlines())
         lists[split_file.stem] = tuple(line for line in lines if line and not line.startswith("#"))
-    for stem, ours in SPLIT_FILES.items():
+    for stem, ours in MLEBENCH_SPLIT_FILES.items():
         if stem not in lists:
             messages.append(f"experiments/splits/{stem}.txt is missing")
             continue
@@ -315,7 +314,7 @@ def _config_differences(config: dict, facts: CompetitionFacts) -> list[str]:
 
 def _read_leaderboard_part(
     path: Path, facts: CompetitionFacts, parts: list[PartOutcome], messages: list[str]
-) -> PrivateLeaderboard | None:
+) -> LeaderboardTable | None:
     if not path.is_file():
         parts.append(PartOutcome(LEADERBOARD, MISSING, f"{path} is missing"))
         return None

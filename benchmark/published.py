@@ -21,8 +21,8 @@ import datetime as dt
 import re
 from dataclasses import asdict, dataclass
 
-# The README's Low (Lite), Medium, High and All columns ("All" is the 75, split75).
-PUBLISHED_SPLITS = ("low", "medium", "high", "all")
+# The README's Low (Lite), Medium, High and All columns are benchmark.splits.PUBLISHED_SPLITS.
+from benchmark.splits import PUBLISHED_SPLITS
 
 _LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
 _FOOTNOTE_REF = re.compile(r"\[\^([^\]]+)\]")

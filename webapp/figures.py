@@ -134,17 +134,7 @@ def funnel(stages: Sequence[dict]) -> dict:
                 "array": [s["standard_error"] or 0 for s in stages],
                 "visible": True,
             },
-            "marker": {
-                "color": [
-                    "#4a6fa5",
-                    "#5b8bd0",
-                    "#7aa6e0",
-                    MEDAL_COLOURS["bronze"],
-                    MEDAL_COLOURS["silver"],
-                    MEDAL_COLOURS["gold"],
-                    "#2e7d32",
-                ][: len(stages)]
-            },
+            "marker": {"color": ["#4a6fa5", "#5b8bd0", "#7aa6e0", "#2e7d32"][: len(stages)]},
             "name": "mean ± SEM",
             "hovertemplate": "%{x}: %{y:.1f}%<extra></extra>",
         }

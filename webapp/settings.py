@@ -142,9 +142,9 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
-    "webapp.results.tasks.grade_run": {"queue": "grading"},
+    "webapp.results.tasks.grade_run_task": {"queue": "grading"},
     "webapp.results.tasks.*": {"queue": "grading"},
-    "webapp.runs.tasks.execute_agent_run": {"queue": "runs"},
+    "webapp.runs.tasks.execute_agent_run_task": {"queue": "runs"},
 }
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", "false")
 GRADING_SOFT_TIME_LIMIT = envint("MLEBOARD_GRADING_SOFT_TIME_LIMIT", 600)
@@ -153,8 +153,8 @@ GRADING_TIME_LIMIT = GRADING_SOFT_TIME_LIMIT + 60
 GRADING_STUCK_AFTER = GRADING_TIME_LIMIT + 120
 MLEBOARD_GRADING_FAULT_DELAY = float(envstr("MLEBOARD_GRADING_FAULT_DELAY", "0"))
 CELERY_BEAT_SCHEDULE = {
-    "reap-stuck-runs": {"task": "webapp.results.tasks.reap_stuck_runs", "schedule": 60.0},
-    "reap-agent-runs": {"task": "webapp.runs.tasks.reap_agent_runs", "schedule": 60.0},
+    "reap-stuck-runs": {"task": "webapp.results.tasks.reap_stuck_runs_task", "schedule": 60.0},
+    "reap-agent-runs": {"task": "webapp.runs.tasks.reap_agent_runs_task", "schedule": 60.0},
 }
 
 # --- Agent runs -------------------------------------------------------------------------

@@ -3,13 +3,13 @@ import random
 import numpy as np
 import pytest
 
-from benchmark.compare import RunOutcome, compare_experiments, medal_gap, sign_flip_p_value
+from benchmark.compare import SeedResult, compare_experiments, medal_gap, sign_flip_p_value
 
 
 def outcomes(rate: float, n_comp: int, n_seeds: int, seed: int) -> dict:
     rng = random.Random(seed)
     return {
-        f"c{i:02d}": [RunOutcome(rng.random() < rate, rng.randint(0, 5)) for _ in range(n_seeds)]
+        f"c{i:02d}": [SeedResult(rng.random() < rate, rng.randint(0, 5)) for _ in range(n_seeds)]
         for i in range(n_comp)
     }
 
@@ -63,7 +63,7 @@ def test_sign_flip_p_value_exact_for_few_competitions():
 
 def test_no_shared_competition_is_an_error():
     with pytest.raises(ValueError, match="no competition in common"):
-        compare_experiments("A", {"x": [RunOutcome(True, 3)]}, "B", {"y": [RunOutcome(True, 3)]})
+        compare_experiments("A", {"x": [SeedResult(True, 3)]}, "B", {"y": [SeedResult(True, 3)]})
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""``benchmark.grading.grade_run``: grader score -> medal rule -> MLE-bench report."""
+"""``benchmark.grading.grade_submission_run``: grader score -> medal rule -> MLE-bench report."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import graders
-from benchmark.grading import grade_run, load_private_leaderboard
+from benchmark.grading import grade_submission_run, load_private_leaderboard
 from benchmark.leaderboard import read_leaderboard
 from tests.graders.synthetic import CompetitionLayout, write_csv
 
@@ -50,7 +50,9 @@ def _submission(layout, name, correct: int):
 def test_gold_medal_for_a_perfect_submission(digits, tmp_path):
     board, note = load_private_leaderboard("demo-digits", data_dir=tmp_path)
     assert note is None and board is not None
-    report = grade_run(_submission(digits, "p.csv", 20), "demo-digits", tmp_path, board, seed=3)
+    report = grade_submission_run(
+        _submission(digits, "p.csv", 20), "demo-digits", tmp_path, board, seed=3
+    )
     assert report.score == 1.0 and report.valid_submission and report.submission_exists
     assert report.gold_medal and report.any_medal and report.above_median
     assert not report.silver_medal and not report.bronze_medal
@@ -65,7 +67,7 @@ def test_gold_medal_for_a_perfect_submission(digits, tmp_path):
 def test_invalid_submission_reports_the_reason_and_no_medal(digits, tmp_path):
     board, _ = load_private_leaderboard("demo-digits", data_dir=tmp_path)
     path = digits.write_submission("bad.csv", {"id": IDS[:5], "label": LABELS[:5]})
-    report = grade_run(path, "demo-digits", tmp_path, board)
+    report = grade_submission_run(path, "demo-digits", tmp_path, board)
     assert report.score is None and not report.valid_submission and report.submission_exists
     assert not report.any_medal and not report.above_median
     assert "5 rows" in report.error and report.to_dict()["error"] == report.error
@@ -75,13 +77,13 @@ def test_invalid_submission_reports_the_reason_and_no_medal(digits, tmp_path):
 def test_missing_submission(digits, tmp_path):
     board, _ = load_private_leaderboard("demo-digits", data_dir=tmp_path)
     for path in (None, tmp_path / "absent.csv"):
-        report = grade_run(path, "demo-digits", tmp_path, board)
+        report = grade_submission_run(path, "demo-digits", tmp_path, board)
         assert not report.submission_exists and not report.valid_submission
         assert report.score is None and report.error
 
 
 def test_without_leaderboard_thresholds_are_null(digits, tmp_path):
-    report = grade_run(_submission(digits, "p.csv", 18), "demo-digits", tmp_path, None)
+    report = grade_submission_run(_submission(digits, "p.csv", 18), "demo-digits", tmp_path, None)
     assert report.score == 0.9 and report.valid_submission
     assert report.gold_threshold is None and report.median_threshold is None
     assert not report.any_medal and not report.above_median and report.percentile is None
@@ -94,7 +96,7 @@ def test_direction_comes_from_the_catalogue(tmp_path):
         write_leaderboard(tmp_path / "lb.csv", [1.0, 2.0, 3.0, 4.0, 5.0]), lower_is_better=True
     )
     path = layout.write_submission("s.csv", {"id": IDS, "target": [i + 1.5 for i in range(20)]})
-    report = grade_run(path, "demo-diabetes", tmp_path, board)
+    report = grade_submission_run(path, "demo-diabetes", tmp_path, board)
     assert report.is_lower_better and report.score == 1.5
     # 5 teams: gold and silver at rank 1 (1.0), bronze at rank 2 (2.0)
     assert report.bronze_medal and not report.silver_medal and not report.gold_medal
@@ -107,7 +109,7 @@ def test_infinite_scores_are_kept(tmp_path):
     answers = {"id": [1, 2], "type": ["1JHC", "2JHH"], "scalar_coupling_constant": [1.0, 2.0]}
     layout.write_answers(answers)
     path = layout.write_submission("s.csv", {"id": [1, 2], "scalar_coupling_constant": [1.0, 2.0]})
-    report = grade_run(path, "champs-scalar-coupling", tmp_path, None)
+    report = grade_submission_run(path, "champs-scalar-coupling", tmp_path, None)
     assert report.valid_submission and report.score == -math.inf
 
 
@@ -120,4 +122,4 @@ def test_infrastructure_errors_raise(tmp_path):
     layout = CompetitionLayout(tmp_path, "demo-digits")
     path = layout.write_submission("s.csv", {"id": IDS, "label": LABELS})
     with pytest.raises(graders.AnswersMissing):
-        grade_run(path, "demo-digits", tmp_path, None)
+        grade_submission_run(path, "demo-digits", tmp_path, None)

@@ -19,7 +19,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 def mleboard(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "benchmark.cli", *args],
+        [sys.executable, "-m", "cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

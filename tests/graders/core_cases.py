@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from graders.competitions.auc import JIGSAW_IDENTITIES
 from tests.graders.synthetic import int_ids, string_ids
 
 N = 60
@@ -157,19 +158,6 @@ def _columnwise(id_col, classes, extra_answer_columns=()):
         return case
 
     return build
-
-
-JIGSAW_IDENTITIES = [
-    "male",
-    "female",
-    "homosexual_gay_or_lesbian",
-    "christian",
-    "jewish",
-    "muslim",
-    "black",
-    "white",
-    "psychiatric_or_mental_illness",
-]
 
 
 def _jigsaw_bias(rng):

@@ -156,7 +156,7 @@ def test_mleboard_grade_reports_the_whole_catalogue(catalogue, tmp_path):
     )
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    command = [sys.executable, "-m", "benchmark.cli", "grade", "--submission", str(submissions)]
+    command = [sys.executable, "-m", "cli", "grade", "--submission", str(submissions)]
     command += ["--output-dir", str(out), "--data-dir", str(data_dir)]
     done = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -12,6 +12,7 @@ import math
 import pytest
 
 import graders
+from graders.competitions.auc import JIGSAW_IDENTITIES
 from tests.graders.synthetic import CompetitionLayout
 
 
@@ -223,23 +224,12 @@ def test_breast_cancer_nan_prediction_scores_zero(tmp_path):
 
 
 def test_jigsaw_bias_accepts_toxicity_and_treats_nan_as_non_toxic(tmp_path):
-    identities = [
-        "male",
-        "female",
-        "homosexual_gay_or_lesbian",
-        "christian",
-        "jewish",
-        "muslim",
-        "black",
-        "white",
-        "psychiatric_or_mental_illness",
-    ]
     ids = list(range(8))
     toxicity = [0.9, 0.1, 0.8, 0.2, 0.7, 0.0, 1.0, 0.3]
     answers = {
         "id": ids,
         "toxicity": toxicity,
-        **{g: [1.0, 1.0, 1.0, 1.0, 0, 0, 0, 0] for g in identities},
+        **{g: [1.0, 1.0, 1.0, 1.0, 0, 0, 0, 0] for g in JIGSAW_IDENTITIES},
     }
     layout = setup(tmp_path, "jigsaw-unintended-bias-in-toxicity-classification", answers)
     assert grade(layout, "t.csv", {"id": ids, "toxicity": toxicity}).score == 1.0

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from benchmark.cli import main
+from cli.main import main
 
 COMPETITION = "demo-breast-cancer"
 

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def site(tmp_path):
-    from benchmark.leaderboard import PrivateLeaderboard
+    from benchmark.leaderboard import LeaderboardTable
 
     catalogue_sync()
     runs = write_runs_folder(tmp_path / "runs", {"aide-o1": 3})
@@ -30,7 +30,7 @@ def site(tmp_path):
     scores = tuple(round(0.85 - i * 0.002, 5) for i in range(150))
     leaderboard_store(
         comp,
-        PrivateLeaderboard(scores, (None,) * 150, (None,) * 150, (None,) * 150, "mlebench", False),
+        LeaderboardTable(scores, (None,) * 150, (None,) * 150, (None,) * 150, "mlebench", False),
         source_name="test",
     )
     return Experiment.objects.get(name="aide-o1")

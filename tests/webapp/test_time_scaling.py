@@ -8,7 +8,8 @@ from benchmark.demo import build_demo
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync, leaderboard_import_file
 from webapp.runs.models import AgentRun, SubmissionSnapshot
-from webapp.runs.services import agent_run_execute, launch_create, time_scaling
+from webapp.runs.selectors import time_scaling
+from webapp.runs.services import agent_run_execute, launch_create
 
 pytestmark = pytest.mark.django_db
 

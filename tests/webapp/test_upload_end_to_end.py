@@ -12,7 +12,7 @@ from rest_framework.authtoken.models import Token
 
 import graders
 from benchmark.catalogue import competitions_in_split
-from benchmark.leaderboard import PrivateLeaderboard
+from benchmark.leaderboard import LeaderboardTable
 from tests.benchmark import archive_builders as ab
 from tests.catalogue_data import build_catalogue, submission_variant
 from webapp.competitions.models import Competition
@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.django_db(tran
 SEEDS = 3
 
 
-def synthetic_leaderboard(comp, facts) -> PrivateLeaderboard:
+def synthetic_leaderboard(comp, facts) -> LeaderboardTable:
     """A population of 150 scores spread evenly from the sample's score to the perfect one."""
     worst = graders.grade_submission(
         comp.sample_submission, comp.competition_id, comp.data_dir
@@ -37,7 +37,7 @@ def synthetic_leaderboard(comp, facts) -> PrivateLeaderboard:
         worst, best = (1.0, 0.0) if facts.lower_is_better else (0.0, 1.0)
     scores = tuple(round(best + (worst - best) * i / 149, 5) for i in range(150))
     none = (None,) * 150
-    return PrivateLeaderboard(scores, none, none, none, "synthetic", facts.lower_is_better)
+    return LeaderboardTable(scores, none, none, none, "synthetic", facts.lower_is_better)
 
 
 @pytest.fixture

@@ -108,7 +108,7 @@ def slow_grading(monkeypatch):
 def test_worker_killed_mid_grading_ends_with_exactly_one_report(
     demo_site, slow_grading, celery_worker_process, django_user_model
 ):
-    from webapp.results.tasks import grade_run
+    from webapp.results.tasks import grade_run_task
 
     user = django_user_model.objects.create_user("dave", password="pw-dave-1234")
     experiment = Experiment.objects.create(
@@ -123,7 +123,7 @@ def test_worker_killed_mid_grading_ends_with_exactly_one_report(
         seed=0,
         submission_path=str(demo_site.submissions["linear"][0]["demo-wine"]),
     )
-    grade_run.delay(run.pk)
+    grade_run_task.delay(run.pk)
     wait_for(lambda: Run.objects.get(pk=run.pk).status == Run.Status.RUNNING, timeout=60)
     # SIGKILL the pool process doing the work (both pool children: one is idle).
     for child in pool_children(celery_worker_process.pid):

@@ -9,8 +9,8 @@ from django.db import transaction
 from django.db.models import Max
 
 from benchmark.catalogue import CompetitionFacts, load_catalogue
-from benchmark.leaderboard import PrivateLeaderboard as LeaderboardData
-from benchmark.leaderboard import read_leaderboard
+from benchmark.leaderboard import LeaderboardTable, read_leaderboard
+from benchmark.splits import SPLITS
 from webapp.competitions.models import (
     Competition,
     KnownIssue,
@@ -18,15 +18,6 @@ from webapp.competitions.models import (
     PrivateLeaderboard,
     Split,
 )
-
-SPLITS = [
-    ("low", "Low (Lite)"),
-    ("medium", "Medium"),
-    ("high", "High"),
-    ("all", "All"),
-    ("dev", "Dev"),
-    ("demo", "Demo"),
-]
 
 
 @dataclass
@@ -50,8 +41,10 @@ def _known_issue_kind(note: str) -> str:
 def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
     """Create or update a Competition for every catalogue entry (facts only; descriptions
     and admin edits such as ``retired`` are left alone) and the catalogue's known issues."""
-    for order, (slug, name) in enumerate(SPLITS):
-        Split.objects.update_or_create(slug=slug, defaults={"name": name, "order": order})
+    for order, split in enumerate(SPLITS):
+        Split.objects.update_or_create(
+            slug=split.slug, defaults={"name": split.label, "order": order}
+        )
     splits = {s.slug: s for s in Split.objects.all()}
     result = CatalogueSyncResult()
     for facts in load_catalogue(include_demo=include_demo).values():
@@ -121,7 +114,7 @@ def file_sha256(path: Path) -> str:
 @transaction.atomic
 def leaderboard_store(
     competition: Competition,
-    data: LeaderboardData,
+    data: LeaderboardTable,
     *,
     source_name: str = "",
     sha256: str = "",
@@ -242,7 +235,7 @@ def mlebench_import_competition(outcome) -> ImportLine:
     return ImportLine(outcome.competition_id, outcome.status, outcome.summary())
 
 
-def _leaderboard_digest(data: LeaderboardData) -> str:
+def _leaderboard_digest(data: LeaderboardTable) -> str:
     digest = hashlib.sha256()
     for score, team in zip(data.scores, data.team_ids, strict=False):
         digest.update(f"{score!r},{team}\n".encode())

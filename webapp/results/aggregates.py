@@ -9,10 +9,10 @@ from django.db import transaction
 from benchmark.aggregate import AggregationError, aggregate
 from benchmark.catalogue import load_catalogue
 from benchmark.reports import REPORT_KEYS, CompetitionReport
+from benchmark.splits import RAN, SPLIT_SLUGS
 from webapp.competitions.selectors import clean_subset_excluded_slugs
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport
 
-SPLITS = ("low", "medium", "high", "all", "dev", "demo")
 # The stored report's columns in MLE-bench's key order, the competition by its slug.
 REPORT_FIELDS = ("competition__slug", "seed", *REPORT_KEYS[1:])
 
@@ -40,7 +40,7 @@ def figures_for(
         reports = [r for r in reports if r.competition_id not in excluded]
     covered = {r.competition_id for r in reports}
     out = {}
-    for split in SPLITS:
+    for split in SPLIT_SLUGS:
         ids = {cid for cid, facts in catalogue.items() if split in facts.splits}
         if not ids or not ids <= covered:
             continue
@@ -56,7 +56,7 @@ def figures_for(
             out[split] = {"error": str(exc)}
     if not out and covered:
         # No standard split is complete (a launch on a few competitions): figures over
-        # exactly the competitions that were run, under the split name "ran".
+        # exactly the competitions that were run, under the split RAN.
         subset = {
             cid: dataclasses.replace(catalogue[cid], splits=("all",))
             for cid in covered
@@ -66,9 +66,9 @@ def figures_for(
             result = aggregate(
                 reports, split="all", pad_missing=True, catalogue=subset, seeding="explicit"
             )
-            out["ran"] = {**result, "split": "ran"}
+            out[RAN.slug] = {**result, "split": RAN.slug}
         except AggregationError as exc:
-            out["ran"] = {"error": str(exc)}
+            out[RAN.slug] = {"error": str(exc)}
     return {"splits": out}
 
 

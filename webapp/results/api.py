@@ -1,7 +1,6 @@
 """Read API for experiments and their reports, with the same figures the pages show
 (the names are ``mleboard aggregate --format json``'s)."""
 
-from django.http import Http404
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -58,18 +57,6 @@ class ReportOutput(serializers.ModelSerializer):
         fields = ["competition_id", "seed", *REPORT_KEYS[1:], *EXTRA_KEYS[1:], "source"]
 
 
-def _visible_experiment(request, pk: int) -> Experiment:
-    experiment = (
-        selectors.experiments_visible_to(request.user)
-        .filter(pk=pk)
-        .select_related("aggregate")
-        .first()
-    )
-    if experiment is None:
-        raise Http404
-    return experiment
-
-
 class ExperimentListApi(APIView):
     permission_classes = [AllowAny]
     serializer_class = ExperimentOutput
@@ -85,7 +72,9 @@ class ExperimentDetailApi(APIView):
     serializer_class = ExperimentDetailOutput
 
     def get(self, request, pk: int):
-        return Response(ExperimentDetailOutput(_visible_experiment(request, pk)).data)
+        return Response(
+            ExperimentDetailOutput(selectors.experiment_visible_to(request.user, pk)).data
+        )
 
 
 class ExperimentReportsApi(APIView):
@@ -93,7 +82,7 @@ class ExperimentReportsApi(APIView):
     serializer_class = ReportOutput
 
     def get(self, request, pk: int):
-        experiment = _visible_experiment(request, pk)
+        experiment = selectors.experiment_visible_to(request.user, pk)
         return Response(ReportOutput(selectors.experiment_reports(experiment), many=True).data)
 
 
@@ -124,15 +113,9 @@ class CompareApi(APIView):
     permission_classes = [AllowAny]
 
     def get(self, request):
-        ids = [
-            int(p)
-            for p in request.query_params.get("experiments", "").split(",")
-            if p.strip().isdigit()
-        ]
-        visible = {
-            e.pk: e for e in selectors.experiments_visible_to(request.user).filter(pk__in=ids)
-        }
-        chosen = [visible[i] for i in dict.fromkeys(ids) if i in visible]
+        chosen, _ = selectors.experiments_chosen(
+            request.user, request.query_params.get("experiments", "")
+        )
         if len(chosen) < 2:
             return Response(
                 {"error": "give two or more experiments you can see: ?experiments=3,7"}, status=400

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from benchmark.leaderboard import PrivateLeaderboard as LeaderboardData
+from benchmark.leaderboard import LeaderboardTable
 from webapp.competitions.models import Competition, LeaderboardEntry, PrivateLeaderboard
 from webapp.results.models import GradeReport, Run
 from webapp.results.services import report_store
@@ -22,14 +22,14 @@ from webapp.results.services import report_store
 log = logging.getLogger(__name__)
 
 
-def leaderboard_data(competition: Competition) -> LeaderboardData | None:
+def leaderboard_data(competition: Competition) -> LeaderboardTable | None:
     """The competition's current leaderboard as the pure ``benchmark`` object."""
     board: PrivateLeaderboard | None = competition.current_leaderboard
     if board is None:
         return None
     scores = _leaderboard_scores(board.pk, board.created_at)
     n = len(scores)
-    return LeaderboardData(
+    return LeaderboardTable(
         scores=scores,
         team_ids=(None,) * n,
         team_names=(None,) * n,
@@ -72,7 +72,7 @@ def run_grade(run_id: int, *, data_dir: Path | None = None, token: str = "") -> 
     """Grade one queued run. Returns the stored report, or None when another task holds
     the run or it is already graded. Infrastructure errors (answers missing, database
     gone) propagate so the task can retry; a bad submission is a final, stored result."""
-    from benchmark.grading import grade_run
+    from benchmark.grading import grade_submission_run
 
     if not run_claim(run_id, token):
         return None
@@ -83,7 +83,7 @@ def run_grade(run_id: int, *, data_dir: Path | None = None, token: str = "") -> 
     Run.objects.filter(pk=run_id).update(attempts=run.attempts + 1)
     submission = Path(run.submission_path) if run.submission_path else None
     try:
-        report = grade_run(
+        report = grade_submission_run(
             submission,
             run.competition.slug,
             Path(data_dir or settings.MLEBOARD_DATA_DIR),

@@ -6,19 +6,10 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
+from benchmark.splits import PUBLISHED_SPLITS, SPLIT_PREFERENCE, SPLIT_SLUGS, split_label
 from webapp.jinja import url_for_each
 from webapp.results.selectors import experiments_visible_to
 
-SPLITS = ("low", "medium", "high", "all")
-SPLIT_LABELS = {
-    "low": "Low (Lite)",
-    "medium": "Medium",
-    "high": "High",
-    "all": "All",
-    "demo": "Demo",
-    "dev": "Dev",
-    "ran": "Competitions run",
-}
 TRI_STATE_FILTERS = ("internet_access", "test_feedback", "source_available", "known_leakage")
 
 
@@ -78,8 +69,6 @@ FIELDS = (
     "agent__scaffold__name",
     "agent__model__name",
     "agent__version",
-    "aggregate__summary",
-    "aggregate__clean_summary",
 )
 
 
@@ -103,10 +92,10 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
     for name, value in (filters.flags or {}).items():
         qs = qs.filter(**{name: value})
     entries = []
-    for row in qs.values(*FIELDS):
-        summary = (
-            row["aggregate__clean_summary"] if filters.clean else row["aggregate__summary"]
-        ) or {}
+    # Only the summary shown is read (each is JSON to decode, per row).
+    summary_field = "aggregate__clean_summary" if filters.clean else "aggregate__summary"
+    for row in qs.values(*FIELDS, summary_field):
+        summary = row[summary_field] or {}
         figures_source = "reports"
         if not summary and row["published_figures"]:
             # Published figures cannot be recomputed on a subset: shown as published.
@@ -122,7 +111,7 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
                 "source": row["source"],
                 "is_published": row["is_published"],
                 "figures_source": figures_source,
-                "splits": {s: summary.get(s) for s in (*SPLITS, "demo")},
+                "splits": {s: summary.get(s) for s in SPLIT_SLUGS},
                 "n_seeds": max(
                     (v.get("n_seeds") or 0 for v in summary.values() if isinstance(v, dict)),
                     default=0,
@@ -145,7 +134,8 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
     def rank_key(entry):
         return tuple(
             -((entry["splits"].get(s) or {}).get("mean") or -1)
-            for s in ("all", "low", "medium", "high", "demo")
+            for s in SPLIT_PREFERENCE
+            if s in SPLIT_SLUGS
         )
 
     entries.sort(key=rank_key)
@@ -161,7 +151,7 @@ CSV_COLUMNS = (
     "agent_version",
     "name",
     "source",
-    *(f"{s}_{k}" for s in SPLITS for k in ("mean", "standard_error")),
+    *(f"{s}_{k}" for s in PUBLISHED_SPLITS for k in ("mean", "standard_error")),
     "n_seeds",
     "runtime_hours",
     "hardware",
@@ -182,7 +172,7 @@ def csv_rows(entries: list[dict]):
     yield list(CSV_COLUMNS)
     for entry in entries:
         flat = dict(entry)
-        for split in SPLITS:
+        for split in PUBLISHED_SPLITS:
             value = entry["splits"].get(split) or {}
             flat[f"{split}_mean"] = value.get("mean")
             flat[f"{split}_standard_error"] = value.get("standard_error")
@@ -202,7 +192,9 @@ def _leak_notes(entry: dict) -> list[str]:
 def _entry_footnotes(entry: dict) -> list[str]:
     """The published footnotes of an entry: those on its figures (marked with their split),
     on the entry itself and on its leakage mark."""
-    on_figures = [f"{SPLIT_LABELS[s]}: {text}" for s in SPLITS for text in _figure_notes(entry, s)]
+    on_figures = [
+        f"{split_label(s)}: {text}" for s in PUBLISHED_SPLITS for text in _figure_notes(entry, s)
+    ]
     return on_figures + list(entry.get("notes", ())) + _leak_notes(entry)
 
 
@@ -211,7 +203,7 @@ def _footnote_numbers(entries: list[dict]) -> dict[str, int]:
     seen: dict[str, int] = {}
     for entry in entries:
         for text in (
-            *(t for s in SPLITS for t in _figure_notes(entry, s)),
+            *(t for s in PUBLISHED_SPLITS for t in _figure_notes(entry, s)),
             *entry.get("notes", ()),
             *_leak_notes(entry),
         ):
@@ -220,10 +212,16 @@ def _footnote_numbers(entries: list[dict]) -> dict[str, int]:
 
 
 def filter_choices(user) -> dict:
-    qs = experiments_visible_to(user)
+    """The scaffolds and models of the experiments ``user`` sees (one query)."""
+    pairs = set(
+        experiments_visible_to(user)
+        .order_by()
+        .values_list("agent__scaffold__name", "agent__model__name")
+        .distinct()
+    )
     return {
-        "scaffolds": sorted(set(qs.values_list("agent__scaffold__name", flat=True))),
-        "models": sorted(set(qs.values_list("agent__model__name", flat=True))),
+        "scaffolds": sorted({scaffold for scaffold, _ in pairs}),
+        "models": sorted({model for _, model in pairs}),
     }
 
 

@@ -1,48 +1,71 @@
 """Reads for experiments and reports. Pages read the cached aggregates; nothing here
 recomputes figures from thousands of reports per request."""
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
+from django.shortcuts import get_object_or_404
 
-from webapp.results.models import Experiment, GradeReport
-
-FUNNEL_STAGES = (
-    ("made_submission", "Made submission"),
-    ("valid_submission", "Valid"),
-    ("above_median", "Above median"),
-    ("bronze", "Bronze"),
-    ("silver", "Silver"),
-    ("gold", "Gold"),
-    ("any_medal", "Any medal"),
-)
-FUNNEL_METRICS = {
-    "made_submission": "submission_exists_percentage",
-    "valid_submission": "valid_submissions_percentage",
-    "above_median": "above_median_percentage",
-    "bronze": "bronze_medal_percentage",
-    "silver": "silver_medal_percentage",
-    "gold": "gold_medal_percentage",
-    "any_medal": "any_medal_percentage",
-}
+from benchmark.splits import SPLIT_PREFERENCE, default_split
+from webapp.results.models import Experiment, GradeReport, Run, Upload
+from webapp.visibility import visible_to
 
 
 def experiments_visible_to(user) -> QuerySet:
     """Published experiments, plus the user's own; staff see everything."""
     qs = Experiment.objects.select_related("agent__scaffold", "agent__model", "owner")
-    if getattr(user, "is_staff", False):
-        return qs
-    if getattr(user, "is_authenticated", False):
-        return qs.filter(Q(is_published=True) | Q(owner=user))
-    return qs.filter(is_published=True)
+    return visible_to(user, qs, public=Q(is_published=True))
+
+
+def experiment_visible_to(user, pk) -> Experiment:
+    """One experiment ``user`` may see, with its figures; Http404 otherwise."""
+    return get_object_or_404(
+        experiments_visible_to(user).select_related("aggregate"),
+        pk=pk,
+    )
 
 
 def experiments_editable_by(user) -> QuerySet:
     """Experiments a user may change or re-grade: their own; staff: all."""
-    qs = Experiment.objects.all()
-    if getattr(user, "is_staff", False):
-        return qs
-    if getattr(user, "is_authenticated", False):
-        return qs.filter(owner=user)
-    return qs.none()
+    return visible_to(user, Experiment.objects.all())
+
+
+def uploads_visible_to(user) -> QuerySet:
+    """A person's own uploads; staff see everyone's. Uploads are never public."""
+    return visible_to(user, Upload.objects.all())
+
+
+def upload_progress(upload: Upload) -> dict:
+    """What the upload page and ``GET /api/uploads/<id>/`` show."""
+    runs_total = runs_graded = runs_failed = 0
+    failures: list[dict] = []
+    if upload.experiment_id:
+        counts = Run.objects.filter(experiment_id=upload.experiment_id).aggregate(
+            total=Count("pk"),
+            graded=Count("pk", filter=Q(status=Run.Status.GRADED)),
+            failed=Count("pk", filter=Q(status=Run.Status.FAILED)),
+        )
+        runs_total, runs_graded, runs_failed = counts["total"], counts["graded"], counts["failed"]
+        failures = [
+            {"competition_id": r.competition.slug, "seed": r.seed, "reason": r.error}
+            for r in Run.objects.filter(experiment_id=upload.experiment_id)
+            .exclude(error="")
+            .select_related("competition")
+            .order_by("competition__slug", "seed")[:200]
+        ]
+    return {
+        "id": upload.pk,
+        "status": upload.status,
+        "kind": upload.kind,
+        "runs_total": runs_total,
+        "runs_graded": runs_graded,
+        "runs_failed": runs_failed,
+        "failures": failures,
+        "error": upload.error or None,
+        "warnings": upload.warnings,
+        "experiment": upload.experiment_id,
+        "sha256": upload.sha256,
+        "size": upload.size,
+        "original_name": upload.original_name,
+    }
 
 
 def medal_of(report) -> str:
@@ -86,26 +109,9 @@ def split_figures(experiment: Experiment, *, clean: bool = False) -> dict:
     return figures.get("splits", {})
 
 
-def funnel_stages(figures_for_split: dict) -> list[dict]:
-    """The funnel Made submission -> Valid -> Above median -> Bronze/Silver/Gold -> Any
-    medal: mean and SEM over seeds, and each seed's value."""
-    metrics = (figures_for_split or {}).get("metrics")
-    if not metrics:
-        return []
-    seeds = figures_for_split.get("seeds", [])
-    stages = []
-    for key, label in FUNNEL_STAGES:
-        name = FUNNEL_METRICS[key]
-        stages.append(
-            {
-                "key": key,
-                "label": label,
-                "metric": name,
-                **metrics[name],
-                "per_seed": [seed["metrics"][name] for seed in seeds],
-            }
-        )
-    return stages
+def funnel_of(figures_for_split: dict) -> list[dict]:
+    """The split's funnel as ``benchmark.aggregate`` computed it (``FUNNEL``'s stages)."""
+    return (figures_for_split or {}).get("funnel") or []
 
 
 def experiment_reports(experiment: Experiment) -> QuerySet:
@@ -204,8 +210,8 @@ def competition_rows(experiment: Experiment) -> list[dict]:
 
 
 def medal_outcomes(experiment_ids: list[int], competition_ids: set[str] | None = None) -> dict:
-    """experiment id -> competition slug -> [RunOutcome per seed], from current reports."""
-    from benchmark.compare import RunOutcome, outcome_level
+    """experiment id -> competition slug -> [SeedResult per seed], from current reports."""
+    from benchmark.compare import SeedResult, outcome_level
 
     out: dict[int, dict[str, list]] = {i: {} for i in experiment_ids}
     rows = (
@@ -226,7 +232,7 @@ def medal_outcomes(experiment_ids: list[int], competition_ids: set[str] | None =
         if competition_ids is not None and slug not in competition_ids:
             continue
         out[exp_id].setdefault(slug, []).append(
-            RunOutcome(
+            SeedResult(
                 any_medal=bool(gold or silver or bronze),
                 level=outcome_level(
                     valid=valid, above_median=above, bronze=bronze, silver=silver, gold=gold
@@ -306,7 +312,14 @@ def _pairwise_comparisons(
     return results
 
 
-COMPARE_SPLITS = ("all", "low", "medium", "high", "demo", "dev", "ran")
+def experiments_chosen(user, raw_ids: str) -> tuple[list[Experiment], list[int]]:
+    """The experiments named in ``raw_ids`` ("3,7,12") that ``user`` may see, in the order
+    given and each once, with their figures; and the ids that name none of them."""
+    ids = list(dict.fromkeys(int(p) for p in raw_ids.split(",") if p.strip().isdigit()))
+    found = {
+        e.pk: e for e in experiments_visible_to(user).filter(pk__in=ids).select_related("aggregate")
+    }
+    return [found[i] for i in ids if i in found], [i for i in ids if i not in found]
 
 
 def comparison_of(experiments: list[Experiment], split: str = "") -> dict:
@@ -314,8 +327,8 @@ def comparison_of(experiments: list[Experiment], split: str = "") -> dict:
     every experiment has a figure on, the split compared (``split`` when common, else the
     first common one), each experiment's Any Medal % per split and the comparisons."""
     by_split = {e.pk: any_medal_by_split(e) for e in experiments}
-    common = [s for s in COMPARE_SPLITS if all(s in by_split[e.pk] for e in experiments)]
-    chosen = split if split in common else (common[0] if common else "")
+    common = [s for s in SPLIT_PREFERENCE if all(s in by_split[e.pk] for e in experiments)]
+    chosen = split if split in common else default_split(common)
     return {
         "split": chosen,
         "common_splits": common,

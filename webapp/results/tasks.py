@@ -30,7 +30,7 @@ INFRASTRUCTURE_ERRORS = (
 
 @shared_task(
     bind=True,
-    name="webapp.results.tasks.grade_run",
+    name="webapp.results.tasks.grade_run_task",
     acks_late=True,
     reject_on_worker_lost=True,
     soft_time_limit=settings.GRADING_SOFT_TIME_LIMIT,
@@ -41,7 +41,7 @@ INFRASTRUCTURE_ERRORS = (
     retry_jitter=True,
     max_retries=5,
 )
-def grade_run(self, run_id: int) -> None:
+def grade_run_task(self, run_id: int) -> None:
     try:
         report = run_grade(run_id, token=self.request.id or "")
     except SoftTimeLimitExceeded:
@@ -61,17 +61,17 @@ def grade_run(self, run_id: int) -> None:
     )
     # Figures are computed once the experiment's last run is graded, not after each run.
     if experiment_id is not None and upload_finish_if_done(experiment_id):
-        refresh_experiment_aggregate.delay(experiment_id)
+        refresh_experiment_aggregate_task.delay_on_commit(experiment_id)
 
 
-@shared_task(name="webapp.results.tasks.refresh_experiment_aggregate", acks_late=True)
-def refresh_experiment_aggregate(experiment_id: int) -> None:
+@shared_task(name="webapp.results.tasks.refresh_experiment_aggregate_task", acks_late=True)
+def refresh_experiment_aggregate_task(experiment_id: int) -> None:
     experiment_aggregate_refresh(experiment_id)
 
 
 @shared_task(
     bind=True,
-    name="webapp.results.tasks.process_upload",
+    name="webapp.results.tasks.process_upload_task",
     acks_late=True,
     reject_on_worker_lost=True,
     soft_time_limit=1800,
@@ -80,7 +80,7 @@ def refresh_experiment_aggregate(experiment_id: int) -> None:
     retry_backoff=5,
     max_retries=3,
 )
-def process_upload(self, upload_id: int) -> None:
+def process_upload_task(self, upload_id: int) -> None:
     try:
         upload_process(upload_id)
     except INFRASTRUCTURE_ERRORS as exc:
@@ -92,8 +92,8 @@ def process_upload(self, upload_id: int) -> None:
         raise
 
 
-@shared_task(name="webapp.results.tasks.reap_stuck_runs")
-def reap_stuck_runs() -> list[int]:
+@shared_task(name="webapp.results.tasks.reap_stuck_runs_task")
+def reap_stuck_runs_task() -> list[int]:
     reaped = runs_reap_stuck(settings.GRADING_STUCK_AFTER)
     for experiment_id in set(
         Run.objects.filter(pk__in=reaped).values_list("experiment_id", flat=True)

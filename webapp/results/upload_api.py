@@ -1,8 +1,8 @@
 """Upload API: one view per operation, small input/output serializers."""
 
-import json
-
 from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -12,43 +12,8 @@ from rest_framework.views import APIView
 
 from webapp.results import selectors
 from webapp.results.models import Upload
-from webapp.results.uploads import UploadRefused, experiment_regrade, upload_create, upload_progress
-
-
-class UploadMetadataInput(serializers.Serializer):
-    scaffold = serializers.CharField(max_length=100)
-    model = serializers.CharField(max_length=100)
-    agent_version = serializers.CharField(max_length=60, required=False, allow_blank=True)
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    hardware = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    runtime_hours = serializers.FloatField(required=False, allow_null=True, min_value=0)
-    internet_access = serializers.BooleanField(required=False, allow_null=True, default=None)
-    test_feedback = serializers.BooleanField(required=False, allow_null=True, default=None)
-    source_url = serializers.URLField(required=False, allow_blank=True)
-    seeds = serializers.DictField(child=serializers.IntegerField(min_value=0), required=False)
-
-
-def metadata_from(raw) -> dict:
-    """Parse and validate the ``metadata`` field; raises ValueError with a readable reason."""
-    if raw in (None, ""):
-        raise ValueError(
-            'the "metadata" field is required: JSON with at least "scaffold" and "model"'
-        )
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f'"metadata" is not valid JSON: {exc}') from None
-    if not isinstance(raw, dict):
-        raise ValueError('"metadata" must be a JSON object')
-    serializer = UploadMetadataInput(data=raw)
-    if not serializer.is_valid():
-        problems = "; ".join(
-            f"{field}: {' '.join(str(e) for e in errors)}"
-            for field, errors in serializer.errors.items()
-        )
-        raise ValueError(f"metadata is not valid: {problems}")
-    return {k: v for k, v in serializer.validated_data.items() if v is not None}
+from webapp.results.upload_input import upload_metadata
+from webapp.results.uploads import UploadRefused, experiment_regrade, upload_create
 
 
 class UploadProgressOutput(serializers.Serializer):
@@ -100,7 +65,7 @@ class UploadCreateApi(APIView):
                 {"error": 'attach the archive as the multipart file field "archive"'}, status=400
             )
         try:
-            metadata = metadata_from(request.data.get("metadata"))
+            metadata = upload_metadata(request.data.get("metadata"))
         except ValueError as exc:
             return Response({"error": str(exc)}, status=400)
         try:
@@ -112,19 +77,13 @@ class UploadCreateApi(APIView):
             return Response(body, status=400)
         upload = created.upload
         return Response(
-            {"id": upload.pk, "url": f"/api/uploads/{upload.pk}/", "duplicate": created.duplicate},
+            {
+                "id": upload.pk,
+                "url": reverse("api-upload-detail", args=[upload.pk]),
+                "duplicate": created.duplicate,
+            },
             status=status.HTTP_202_ACCEPTED,
         )
-
-
-def own_upload(request, pk: int) -> Upload:
-    qs = Upload.objects.all()
-    if not request.user.is_staff:
-        qs = qs.filter(owner=request.user)
-    upload = qs.filter(pk=pk).first()
-    if upload is None:
-        raise Http404
-    return upload
 
 
 class UploadDetailApi(APIView):
@@ -132,7 +91,8 @@ class UploadDetailApi(APIView):
 
     @extend_schema(responses=UploadProgressOutput)
     def get(self, request, pk: int):
-        return Response(UploadProgressOutput(upload_progress(own_upload(request, pk))).data)
+        upload = get_object_or_404(selectors.uploads_visible_to(request.user), pk=pk)
+        return Response(UploadProgressOutput(selectors.upload_progress(upload)).data)
 
 
 class ExperimentRegradeApi(APIView):

@@ -1,14 +1,16 @@
 """Upload pages for signed-in users: the form, the list of one's uploads, and an upload's
 live progress (polled from the API, no manual reload)."""
 
+import json
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 
-from webapp.results.models import Upload
-from webapp.results.upload_api import metadata_from, own_upload
-from webapp.results.uploads import upload_create, upload_progress
+from webapp.results import selectors
+from webapp.results.upload_input import upload_metadata
+from webapp.results.uploads import upload_create
 
 TRI_STATE = [("", "not stated"), ("true", "yes"), ("false", "no")]
 
@@ -47,13 +49,11 @@ class UploadForm(forms.Form):
             if data.get(key):
                 raw[key] = data[key] == "true"
         if data.get("seeds"):
-            import json
-
             try:
                 raw["seeds"] = json.loads(data["seeds"])
             except json.JSONDecodeError as exc:
                 raise ValueError(f"seeds is not valid JSON: {exc}") from None
-        return metadata_from(raw)
+        return upload_metadata(raw)
 
 
 @login_required
@@ -83,15 +83,16 @@ def upload_new(request):
 
 @login_required
 def upload_list(request):
-    uploads = Upload.objects.filter(owner=request.user).select_related("experiment")
+    uploads = selectors.uploads_visible_to(request.user).filter(owner=request.user)
+    uploads = uploads.select_related("experiment")
     return render(request, "results/upload_list.html", {"uploads": uploads})
 
 
 @login_required
 def upload_detail(request, pk: int):
-    upload = own_upload(request, pk)
+    upload = get_object_or_404(selectors.uploads_visible_to(request.user), pk=pk)
     return render(
         request,
         "results/upload_detail.html",
-        {"upload": upload, "progress": upload_progress(upload)},
+        {"upload": upload, "progress": selectors.upload_progress(upload)},
     )

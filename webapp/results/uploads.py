@@ -12,7 +12,6 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Q
 
 from benchmark.archive import ArchiveLimits, ArchiveRefused, extract_archive, inspect_archive
 from benchmark.upload_layout import UploadLayoutError, read_upload
@@ -100,9 +99,9 @@ def upload_create(*, owner, uploaded_file, metadata: dict) -> UploadCreated:
         upload_fail(upload.pk, str(exc))
         upload.refresh_from_db()
         raise UploadRefused(str(exc), upload) from None
-    from webapp.results.tasks import process_upload
+    from webapp.results.tasks import process_upload_task
 
-    transaction.on_commit(lambda: process_upload.delay(upload.pk))
+    process_upload_task.delay_on_commit(upload.pk)
     return UploadCreated(upload, duplicate=False)
 
 
@@ -150,14 +149,14 @@ def upload_process(upload_id: int) -> Upload | None:
     upload.refresh_from_db()
     if contents.kind == "reports":
         Upload.objects.filter(pk=upload.pk).update(status=Upload.Status.GRADED)
-        from webapp.results.tasks import refresh_experiment_aggregate
+        from webapp.results.tasks import refresh_experiment_aggregate_task
 
-        refresh_experiment_aggregate.delay(upload.experiment_id)
+        refresh_experiment_aggregate_task.delay_on_commit(upload.experiment_id)
     else:
-        from webapp.results.tasks import grade_run
+        from webapp.results.tasks import grade_run_task
 
         for run_id in Run.objects.filter(experiment=upload.experiment).values_list("pk", flat=True):
-            grade_run.delay(run_id)
+            grade_run_task.delay_on_commit(run_id)
     return upload
 
 
@@ -203,41 +202,6 @@ def _experiment_from(upload: Upload, contents) -> Experiment:
     return experiment
 
 
-def upload_progress(upload: Upload) -> dict:
-    """What the upload page and ``GET /api/uploads/<id>/`` show."""
-    runs_total = runs_graded = runs_failed = 0
-    failures: list[dict] = []
-    if upload.experiment_id:
-        counts = Run.objects.filter(experiment_id=upload.experiment_id).aggregate(
-            total=Count("pk"),
-            graded=Count("pk", filter=Q(status=Run.Status.GRADED)),
-            failed=Count("pk", filter=Q(status=Run.Status.FAILED)),
-        )
-        runs_total, runs_graded, runs_failed = counts["total"], counts["graded"], counts["failed"]
-        failures = [
-            {"competition_id": r.competition.slug, "seed": r.seed, "reason": r.error}
-            for r in Run.objects.filter(experiment_id=upload.experiment_id)
-            .exclude(error="")
-            .select_related("competition")
-            .order_by("competition__slug", "seed")[:200]
-        ]
-    return {
-        "id": upload.pk,
-        "status": upload.status,
-        "kind": upload.kind,
-        "runs_total": runs_total,
-        "runs_graded": runs_graded,
-        "runs_failed": runs_failed,
-        "failures": failures,
-        "error": upload.error or None,
-        "warnings": upload.warnings,
-        "experiment": upload.experiment_id,
-        "sha256": upload.sha256,
-        "size": upload.size,
-        "original_name": upload.original_name,
-    }
-
-
 def upload_finish_if_done(experiment_id: int) -> bool:
     """Mark the experiment's upload graded once no run is waiting or grading; True then."""
     pending = Run.objects.filter(
@@ -253,7 +217,7 @@ def upload_finish_if_done(experiment_id: int) -> bool:
 def experiment_regrade(experiment: Experiment) -> int:
     """Queue every run of a verified experiment for grading again (after a grader fix).
     Each new report records its grader version; earlier reports stay, not current."""
-    from webapp.results.tasks import grade_run
+    from webapp.results.tasks import grade_run_task
 
     if experiment.source != Experiment.Source.VERIFIED:
         raise ValueError(
@@ -268,5 +232,5 @@ def experiment_regrade(experiment: Experiment) -> int:
         Run.objects.filter(pk__in=run_ids).update(status=Run.Status.QUEUED, claimed_by="", error="")
         Upload.objects.filter(experiment=experiment).update(status=Upload.Status.PROCESSING)
         for run_id in run_ids:
-            transaction.on_commit(lambda run_id=run_id: grade_run.delay(run_id))
+            grade_run_task.delay_on_commit(run_id)
     return len(run_ids)

@@ -6,13 +6,19 @@ from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from benchmark.reports import REPORT_KEYS, grading_report_json
+from benchmark.splits import (
+    PUBLISHED_SPLITS,
+    SPLIT_SLUGS,
+    default_split,
+    in_display_order,
+    split_choices,
+    split_label,
+)
 from webapp import figures
 from webapp.jinja import render_rows
 from webapp.results import selectors
 from webapp.results.aggregates import experiment_competition_reports
 from webapp.results.leaderboard import (
-    SPLIT_LABELS,
-    SPLITS,
     LeaderboardFilters,
     csv_rows,
     filter_choices,
@@ -33,8 +39,9 @@ def home(request):
         writer = csv.writer(response)
         writer.writerows(csv_rows(entries))
         return response
+    # MLE-bench's columns always; dev and demo when an entry has figures on them.
     shown = [
-        s for s in (*SPLITS, "demo") if s in SPLITS or any(e["splits"].get(s) for e in entries)
+        s for s in SPLIT_SLUGS if s in PUBLISHED_SPLITS or any(e["splits"].get(s) for e in entries)
     ]
     query = request.GET.copy()
     query.pop("format", None)
@@ -46,7 +53,7 @@ def home(request):
             "entries": entries,
             "rows_html": render_rows("results/leaderboard_rows.html", rows=rows),
             "footnotes": footnotes,
-            "splits": [(s, SPLIT_LABELS[s]) for s in shown],
+            "splits": split_choices(shown),
             "filters": filters,
             "query": query.urlencode(),
             **filter_choices(request.user),
@@ -54,27 +61,15 @@ def home(request):
     )
 
 
-def _visible_experiment(request, pk: int):
-    experiment = (
-        selectors.experiments_visible_to(request.user)
-        .filter(pk=pk)
-        .select_related("aggregate")
-        .first()
-    )
-    if experiment is None:
-        raise Http404("No such experiment, or it is not published.")
-    return experiment
-
-
 def experiment_detail(request, pk: int):
-    experiment = _visible_experiment(request, pk)
+    experiment = selectors.experiment_visible_to(request.user, pk)
     clean = request.GET.get("clean", "") in ("1", "true", "on")
     splits = selectors.split_figures(experiment, clean=clean)
-    split = request.GET.get("split") or next(
-        (s for s in ("all", "demo", "low", "medium", "high", "dev", "ran") if s in splits), ""
-    )
+    split = request.GET.get("split", "")
+    if split not in splits:
+        split = default_split(splits)
     current = splits.get(split, {})
-    stages = selectors.funnel_stages(current)
+    stages = selectors.funnel_of(current)
     rows = selectors.competition_rows(experiment)
     return render(
         request,
@@ -83,9 +78,11 @@ def experiment_detail(request, pk: int):
             "experiment": experiment,
             "split": split,
             "clean": clean,
-            "split_choices": [(s, SPLIT_LABELS.get(s, s)) for s in splits],
+            "split_choices": split_choices(splits),
             "figures": current,
-            "split_table": [(SPLIT_LABELS.get(s, s), f.get("metrics")) for s, f in splits.items()],
+            "split_table": [
+                (split_label(s), splits[s].get("metrics")) for s in in_display_order(splits)
+            ],
             "funnel_figure": figures.funnel(stages) if stages else None,
             "category_figure": figures.breakdown_bars(current["by_category"])
             if current.get("by_category")
@@ -109,7 +106,7 @@ def experiment_detail(request, pk: int):
 
 
 def _time_scaling_figure(experiment):
-    from webapp.runs.services import time_scaling
+    from webapp.runs.selectors import time_scaling
 
     points = time_scaling(experiment.pk)
     return figures.time_scaling(points) if points else None
@@ -119,7 +116,7 @@ def experiment_reports_download(request, pk: int, fmt: str):
     """The experiment's current reports: MLE-bench's grading-report JSON, or CSV."""
     if fmt not in ("json", "csv"):
         raise Http404("reports come as .json (MLE-bench's grading report) or .csv")
-    experiment = _visible_experiment(request, pk)
+    experiment = selectors.experiment_visible_to(request.user, pk)
     reports = experiment_competition_reports(experiment.pk)
     if fmt == "json":
         response = HttpResponse(grading_report_json(reports), content_type="application/json")
@@ -140,23 +137,8 @@ def experiment_reports_download(request, pk: int, fmt: str):
 
 def compare(request):
     raw = request.GET.get("experiments", "")
-    ids = []
-    for part in raw.split(","):
-        part = part.strip()
-        if part.isdigit() and int(part) not in ids:
-            ids.append(int(part))
-    experiments = {
-        e.pk: e
-        for e in selectors.experiments_visible_to(request.user)
-        .filter(pk__in=ids)
-        .select_related("aggregate")
-    }
-    chosen = [experiments[i] for i in ids if i in experiments]
-    context = {
-        "experiments": chosen,
-        "raw": raw,
-        "missing": [i for i in ids if i not in experiments],
-    }
+    chosen, missing = selectors.experiments_chosen(request.user, raw)
+    context = {"experiments": chosen, "raw": raw, "missing": missing}
     if len(chosen) < 2:
         context["error"] = (
             "Pick two or more experiments you can see (from the leaderboard), e.g. /compare/?experiments=3,7."
@@ -166,12 +148,10 @@ def compare(request):
     split = result["split"]
     for comparison in result["comparisons"]:
         for row in comparison.get("splits", ()):
-            row["label"] = SPLIT_LABELS.get(row["split"], row["split"])
+            row["label"] = split_label(row["split"])
     per_experiment = [(e, selectors.split_figures(e).get(split, {})) for e in chosen]
-    shown_splits = [
-        s for s in selectors.COMPARE_SPLITS if any(s in result["by_split"][e.pk] for e in chosen)
-    ]
-    funnels = [(e.name, selectors.funnel_stages(f)) for e, f in per_experiment]
+    shown_splits = in_display_order(s for e in chosen for s in result["by_split"][e.pk])
+    funnels = [(e.name, selectors.funnel_of(f)) for e, f in per_experiment]
     curves = [
         (e.name, f["pass_at_k"]["values"])
         for e, f in per_experiment
@@ -180,15 +160,15 @@ def compare(request):
     context.update(
         {
             "split": split,
-            "split_choices": [(s, SPLIT_LABELS.get(s, s)) for s in result["common_splits"]],
+            "split_choices": split_choices(result["common_splits"]),
             "per_experiment": per_experiment,
             "split_rows": [
-                (SPLIT_LABELS.get(s, s), [result["by_split"][e.pk].get(s) for e in chosen])
+                (split_label(s), [result["by_split"][e.pk].get(s) for e in chosen])
                 for s in shown_splits
             ],
             "split_bars_figure": figures.split_bars(
                 [(e.name, result["by_split"][e.pk]) for e in chosen],
-                [(s, SPLIT_LABELS.get(s, s)) for s in shown_splits],
+                split_choices(shown_splits),
             ),
             "funnels_figure": figures.funnels_side_by_side(funnels)
             if any(stages for _, stages in funnels)

@@ -1,15 +1,16 @@
 """Agent-run API: launch, watch (status and log tail), cancel."""
 
 from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runner.spec import parse_size
+from benchmark.splits import SPLIT_ALIASES, SPLIT_SLUGS
 from webapp.runs import selectors
-from webapp.runs.services import LaunchRefused, agent_run_cancel, launch_create, run_log_tail
+from webapp.runs.services import LaunchRefused, agent_run_cancel, launch_create_from_input
 
 
 class LaunchInput(serializers.Serializer):
@@ -21,7 +22,7 @@ class LaunchInput(serializers.Serializer):
         child=serializers.CharField(), required=False, default=list
     )
     split = serializers.ChoiceField(
-        choices=["", "low", "lite", "medium", "high", "all", "dev", "demo"],
+        choices=["", *SPLIT_SLUGS, *SPLIT_ALIASES],
         required=False,
         default="",
     )
@@ -39,28 +40,6 @@ class LaunchInput(serializers.Serializer):
         min_value=1, required=False, allow_null=True, default=None
     )
     backend = serializers.ChoiceField(choices=["", "docker", "local"], required=False, default="")
-
-
-def launch_from_input(user, data: dict):
-    try:
-        memory = parse_size(data["memory"]) if data.get("memory") else None
-        shm = parse_size(data["shm"]) if data.get("shm") else None
-    except ValueError as exc:
-        raise LaunchRefused(str(exc)) from None
-    return launch_create(
-        owner=user,
-        agent_name=data["agent"],
-        competitions=data.get("competitions") or [],
-        split=data.get("split") or "",
-        seeds=data["seeds"],
-        cpus=data.get("cpus"),
-        memory_bytes=memory,
-        shm_bytes=shm,
-        gpus=data.get("gpus") or 0,
-        time_limit_s=data.get("time_limit_s"),
-        snapshot_interval_s=data.get("snapshot_interval_s"),
-        backend=data.get("backend") or None,
-    )
 
 
 class LaunchCreateApi(APIView):
@@ -88,11 +67,15 @@ class LaunchCreateApi(APIView):
         if not serializer.is_valid():
             return Response({"error": serializer.errors}, status=400)
         try:
-            launch = launch_from_input(request.user, serializer.validated_data)
+            launch = launch_create_from_input(request.user, serializer.validated_data)
         except LaunchRefused as exc:
             return Response({"error": str(exc)}, status=400)
         return Response(
-            {"id": launch.pk, "url": f"/api/launches/{launch.pk}/", "runs": launch.runs.count()},
+            {
+                "id": launch.pk,
+                "url": reverse("api-launch-detail", args=[launch.pk]),
+                "runs": launch.runs.count(),
+            },
             status=status.HTTP_201_CREATED,
         )
 
@@ -119,7 +102,9 @@ class AgentRunDetailApi(APIView):
         )
         if run is None:
             raise Http404
-        return Response({**selectors.agent_run_status(run), "log_tail": run_log_tail(run)})
+        return Response(
+            {**selectors.agent_run_status(run), "log_tail": selectors.run_log_tail(run)}
+        )
 
 
 class AgentRunCancelApi(APIView):

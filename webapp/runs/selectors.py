@@ -1,15 +1,17 @@
+"""Reads for launches and agent runs: who sees them, their status, their logs, and the
+time-scaling curve of their snapshots."""
+
+from pathlib import Path
+
 from django.db.models import QuerySet
 
-from webapp.runs.models import AgentRun, Launch
+from webapp.runs.models import AgentRun, Launch, SubmissionSnapshot
+from webapp.visibility import visible_to
 
 
 def launches_visible_to(user) -> QuerySet:
-    qs = Launch.objects.select_related("experiment", "owner")
-    if getattr(user, "is_staff", False):
-        return qs
-    if getattr(user, "is_authenticated", False):
-        return qs.filter(owner=user)
-    return qs.none()
+    """A person's own launches; staff see everyone's. Launches are never public."""
+    return visible_to(user, Launch.objects.select_related("experiment", "owner"))
 
 
 def agent_runs_visible_to(user) -> QuerySet:
@@ -60,3 +62,42 @@ def agent_run_status(run: AgentRun) -> dict:
         "grading": run.result_run.status if run.result_run_id else None,
         "heartbeat_at": run.heartbeat_at.isoformat() if run.heartbeat_at else None,
     }
+
+
+def time_scaling(experiment_id: int) -> list[dict]:
+    """Any Medal % against elapsed hours from graded snapshots: at each snapshot time,
+    the share of (competition, seed) runs whose latest snapshot so far medals."""
+    rows = list(
+        SubmissionSnapshot.objects.filter(agent_run__launch__experiment_id=experiment_id)
+        .values_list("agent_run_id", "elapsed_s", "any_medal")
+        .order_by("elapsed_s")
+    )
+    total = AgentRun.objects.filter(launch__experiment_id=experiment_id).count()
+    if not rows or not total:
+        return []
+    latest: dict[int, bool] = {}
+    points = []
+    for run_id, elapsed, medal in rows:
+        latest[run_id] = medal
+        points.append(
+            {
+                "elapsed_hours": elapsed / 3600,
+                "any_medal_percentage": 100 * sum(latest.values()) / total,
+            }
+        )
+    return points
+
+
+def run_log_tail(run: AgentRun, max_bytes: int = 20_000) -> str:
+    """The end of the run's captured log (already capped and masked by the harness)."""
+    if not run.output_dir:
+        return ""
+    path = Path(run.output_dir) / "run.log"
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - max_bytes))
+            return handle.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""

@@ -14,9 +14,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchmark.catalogue import competitions_in_split
-from runner.agent_definition import AgentConfigError, AgentDefinition, load_agent, shipped_agents
+from runner.agent_definition import AgentConfigError, AgentDefinition, agents_in, shipped_agents
 from runner.backend import RunControl
-from runner.spec import Resources
+from runner.spec import Resources, parse_size
 from webapp.competitions.models import Competition
 from webapp.results.models import Experiment, Run
 from webapp.results.services import agent_get_or_create
@@ -44,12 +44,9 @@ def host_capacity() -> HostCapacity:
 def site_agents() -> dict[str, AgentDefinition]:
     """The agents this site can run: the shipped ones, plus every agent folder found in
     the folders of MLEBOARD_AGENT_DIRS (an operator's own agents)."""
-    agents = dict(shipped_agents())
+    agents = shipped_agents()
     for folder in settings.MLEBOARD_AGENT_DIRS:
-        for candidate in sorted(Path(folder).iterdir()) if Path(folder).is_dir() else []:
-            if (candidate / "agent.yaml").is_file():
-                agent = load_agent(candidate)
-                agents[agent.name] = agent
+        agents.update(agents_in(Path(folder)))
     return agents
 
 
@@ -142,11 +139,35 @@ def launch_create(
                 for c in ids
             ]
         )
-        from webapp.runs.tasks import execute_agent_run
+        from webapp.runs.tasks import execute_agent_run_task
 
         for run in runs:
-            transaction.on_commit(lambda pk=run.pk: execute_agent_run.delay(pk))
+            execute_agent_run_task.delay_on_commit(run.pk)
     return launch
+
+
+def launch_create_from_input(owner, data: dict) -> Launch:
+    """``launch_create`` from the launch form's or ``POST /api/launches/``'s cleaned data,
+    sizes written as people write them ("8g")."""
+    try:
+        memory = parse_size(data["memory"]) if data.get("memory") else None
+        shm = parse_size(data["shm"]) if data.get("shm") else None
+    except ValueError as exc:
+        raise LaunchRefused(str(exc)) from None
+    return launch_create(
+        owner=owner,
+        agent_name=data["agent"],
+        competitions=data.get("competitions") or [],
+        split=data.get("split") or "",
+        seeds=data["seeds"],
+        cpus=data.get("cpus"),
+        memory_bytes=memory,
+        shm_bytes=shm,
+        gpus=data.get("gpus") or 0,
+        time_limit_s=data.get("time_limit_s"),
+        snapshot_interval_s=data.get("snapshot_interval_s"),
+        backend=data.get("backend") or None,
+    )
 
 
 def _hardware(cpus, memory, gpus) -> str:
@@ -306,7 +327,7 @@ def _record_outcome(run: AgentRun, outcome) -> AgentRun:
 
 def _hand_to_grading(run: AgentRun, submission: Path | None) -> None:
     """A results Run for the experiment, graded by the grading queue like an upload's."""
-    from webapp.results.tasks import grade_run
+    from webapp.results.tasks import grade_run_task
 
     result, _ = Run.objects.update_or_create(
         experiment_id=run.launch.experiment_id,
@@ -320,18 +341,18 @@ def _hand_to_grading(run: AgentRun, submission: Path | None) -> None:
         },
     )
     AgentRun.objects.filter(pk=run.pk).update(result_run=result)
-    transaction.on_commit(lambda: grade_run.delay(result.pk))
+    grade_run_task.delay_on_commit(result.pk)
 
 
 def _grade_snapshots(run: AgentRun, snapshots) -> None:
     if not snapshots:
         return
-    from benchmark.grading import grade_run
+    from benchmark.grading import grade_submission_run
     from webapp.results.grading import leaderboard_data
 
     board = leaderboard_data(run.competition)
     for snap in snapshots:
-        report = grade_run(
+        report = grade_submission_run(
             Path(snap.path),
             run.competition.slug,
             Path(settings.MLEBOARD_DATA_DIR),
@@ -398,42 +419,3 @@ def _remove_leftover_container(run: AgentRun) -> None:
         remove_run_container(run.container)
     except Exception:  # the engine may be gone too; the run is already recorded as ended
         log.warning("could not remove container %s of run %s", run.container, run.pk, exc_info=True)
-
-
-def time_scaling(experiment_id: int) -> list[dict]:
-    """Any Medal % against elapsed hours from graded snapshots: at each snapshot time,
-    the share of (competition, seed) runs whose latest snapshot so far medals."""
-    rows = list(
-        SubmissionSnapshot.objects.filter(agent_run__launch__experiment_id=experiment_id)
-        .values_list("agent_run_id", "elapsed_s", "any_medal")
-        .order_by("elapsed_s")
-    )
-    total = AgentRun.objects.filter(launch__experiment_id=experiment_id).count()
-    if not rows or not total:
-        return []
-    latest: dict[int, bool] = {}
-    points = []
-    for run_id, elapsed, medal in rows:
-        latest[run_id] = medal
-        points.append(
-            {
-                "elapsed_hours": elapsed / 3600,
-                "any_medal_percentage": 100 * sum(latest.values()) / total,
-            }
-        )
-    return points
-
-
-def run_log_tail(run: AgentRun, max_bytes: int = 20_000) -> str:
-    """The end of the run's captured log (already capped and masked by the harness)."""
-    if not run.output_dir:
-        return ""
-    path = Path(run.output_dir) / "run.log"
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(0, size - max_bytes))
-            return handle.read().decode("utf-8", "replace")
-    except FileNotFoundError:
-        return ""

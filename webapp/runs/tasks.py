@@ -8,12 +8,12 @@ from webapp.runs.services import RetryLater, agent_run_execute, agent_runs_reap
 
 @shared_task(
     bind=True,
-    name="webapp.runs.tasks.execute_agent_run",
+    name="webapp.runs.tasks.execute_agent_run_task",
     acks_late=True,
     reject_on_worker_lost=True,
     max_retries=None,
 )
-def execute_agent_run(self, agent_run_id: int) -> None:
+def execute_agent_run_task(self, agent_run_id: int) -> None:
     try:
         agent_run_execute(agent_run_id, token=self.request.id or "")
     except RetryLater as exc:
@@ -21,6 +21,6 @@ def execute_agent_run(self, agent_run_id: int) -> None:
         raise self.retry(exc=exc, countdown=settings.MLEBOARD_RUN_RETRY_S) from None
 
 
-@shared_task(name="webapp.runs.tasks.reap_agent_runs")
-def reap_agent_runs() -> list[int]:
+@shared_task(name="webapp.runs.tasks.reap_agent_runs_task")
+def reap_agent_runs_task() -> list[int]:
     return agent_runs_reap(settings.MLEBOARD_RUN_HEARTBEAT_STALE_S)

@@ -7,23 +7,21 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from benchmark.splits import SPLIT_SLUGS, split_choices
 from webapp.runs import selectors
-from webapp.runs.api import launch_from_input
-from webapp.runs.services import LaunchRefused, agent_run_cancel, site_agents
-
-SPLITS = [
-    ("", "— none —"),
-    ("low", "Low (Lite)"),
-    ("medium", "Medium"),
-    ("high", "High"),
-    ("all", "All"),
-    ("demo", "Demo"),
-]
+from webapp.runs.services import (
+    LaunchRefused,
+    agent_run_cancel,
+    launch_create_from_input,
+    site_agents,
+)
 
 
 class LaunchForm(forms.Form):
     agent = forms.ChoiceField(choices=())
-    split = forms.ChoiceField(choices=SPLITS, required=False)
+    split = forms.ChoiceField(
+        choices=[("", "— none —"), *split_choices(SPLIT_SLUGS)], required=False
+    )
     competitions = forms.CharField(
         required=False, help_text="Competition ids, separated by spaces or commas."
     )
@@ -69,7 +67,7 @@ def launch_new(request):
         data = dict(form.cleaned_data)
         data["competitions"] = [c for c in data["competitions"].replace(",", " ").split() if c]
         try:
-            launch = launch_from_input(request.user, data)
+            launch = launch_create_from_input(request.user, data)
         except LaunchRefused as exc:
             messages.error(request, f"Not launched: {exc}")
         else:

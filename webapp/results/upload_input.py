@@ -1,0 +1,42 @@
+"""What a person sends with an upload, checked once for the page and the API: the
+experiment's metadata (agent, model, conditions, seeds per run group)."""
+
+import json
+
+from rest_framework import serializers
+
+
+class UploadMetadataInput(serializers.Serializer):
+    scaffold = serializers.CharField(max_length=100)
+    model = serializers.CharField(max_length=100)
+    agent_version = serializers.CharField(max_length=60, required=False, allow_blank=True)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    hardware = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    runtime_hours = serializers.FloatField(required=False, allow_null=True, min_value=0)
+    internet_access = serializers.BooleanField(required=False, allow_null=True, default=None)
+    test_feedback = serializers.BooleanField(required=False, allow_null=True, default=None)
+    source_url = serializers.URLField(required=False, allow_blank=True)
+    seeds = serializers.DictField(child=serializers.IntegerField(min_value=0), required=False)
+
+
+def upload_metadata(raw) -> dict:
+    """Parse and validate the ``metadata`` field; raises ValueError with a readable reason."""
+    if raw in (None, ""):
+        raise ValueError(
+            'the "metadata" field is required: JSON with at least "scaffold" and "model"'
+        )
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f'"metadata" is not valid JSON: {exc}') from None
+    if not isinstance(raw, dict):
+        raise ValueError('"metadata" must be a JSON object')
+    serializer = UploadMetadataInput(data=raw)
+    if not serializer.is_valid():
+        problems = "; ".join(
+            f"{field}: {' '.join(str(e) for e in errors)}"
+            for field, errors in serializer.errors.items()
+        )
+        raise ValueError(f"metadata is not valid: {problems}")
+    return {k: v for k, v in serializer.validated_data.items() if v is not None}
