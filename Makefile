@@ -16,7 +16,14 @@ $(BIN)/.installed: pyproject.toml
 
 venv: $(BIN)/.installed
 
-setup: venv
+# A random SECRET_KEY, made once and kept (mode 0600) where settings look for it.
+VAR_DIR := $(or $(MLEBOARD_VAR_DIR),var)
+$(VAR_DIR)/secret_key: | $(BIN)/.installed
+	mkdir -p $(VAR_DIR)
+	umask 077 && $(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(50))' > $@.tmp
+	mv $@.tmp $@
+
+setup: venv $(VAR_DIR)/secret_key
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_catalogue
 	$(BIN)/python manage.py load_demo
@@ -38,7 +45,7 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: venv
+bench: venv $(VAR_DIR)/secret_key
 	$(BIN)/python bench/grading_bench.py --quick
 	$(BIN)/python bench/pages_bench.py
 

@@ -34,6 +34,7 @@ def main() -> None:
     os.environ["MLEBOARD_DATA_DIR"] = str(work / "data")
     os.environ["MLEBOARD_MEDIA_ROOT"] = str(work / "media")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    os.environ.setdefault("SECRET_KEY", "bench-only-key")
     import django
 
     django.setup()

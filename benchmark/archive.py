@@ -128,7 +128,7 @@ def _text_kind(head: bytes) -> str | None:
     if lines[0].startswith("{"):
         try:
             first = json.loads(lines[0])
-        except ValueError:
+        except (ValueError, RecursionError):
             return "json"  # one document over several lines (or broken: reading it says where)
         # One line: a submissions line names a competition; anything else is a document.
         if len(lines) > 1 or (isinstance(first, dict) and "competition_id" in first):

@@ -32,24 +32,32 @@ SUBMISSION_FILENAME = "submission.csv"
 DEFAULT_USER = "1000:1000"
 
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+# The largest size accepted: 1024t (1 PiB), more than any machine has and well within
+# the 64-bit integers Docker and the database store sizes in.
+MAX_SIZE = 1024**5
+# The most GPUs one run may ask for: more than any one host has.
+MAX_GPUS = 64
 
 
 def parse_size(text: str | int) -> int:
     """Return a size like ``"512m"``, ``"4G"``, ``"1.5g"``, ``"2GiB"`` or ``1024`` in bytes.
 
     Units are binary (k = 1024), like Docker's own flags. Raises ``ValueError`` on
-    anything else, so that a typo in a resource spec fails loudly.
+    anything else, so that a typo in a resource spec fails loudly, and on sizes over
+    ``MAX_SIZE``.
     """
     if isinstance(text, int):
-        if text <= 0:
-            raise ValueError(f"size must be positive, got {text}")
-        return text
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgtb]?)(?:i?b)?\s*", text.lower())
-    if not match:
-        raise ValueError(f"not a size: {text!r} (use e.g. 512m, 4g)")
-    value = int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])
+        value = text
+    else:
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgtb]?)(?:i?b)?\s*", text.lower())
+        if not match:
+            raise ValueError(f"not a size: {text!r} (use e.g. 512m, 4g)")
+        number = float(match.group(1)) * _SIZE_UNITS[match.group(2)]  # inf if huge
+        value = int(number) if number <= MAX_SIZE else MAX_SIZE + 1
     if value <= 0:
         raise ValueError(f"size must be positive, got {text!r}")
+    if value > MAX_SIZE:
+        raise ValueError(f"size {text!r} is too large: at most 1024t (1 PiB)")
     return value
 
 

@@ -1,20 +1,26 @@
 #!/bin/sh
-# Start a Celery worker (a real process, consuming the grading and runs queues) and
-# gunicorn; stop the worker when gunicorn stops.
+# Start two Celery workers (real processes): one for grading (queues grading and default)
+# and one for agent runs (queue runs, as many at once as the host has run slots), so a
+# day-long agent run never delays grading; then beat and gunicorn. Stop them all when
+# gunicorn stops.
 set -eu
 BIN=${BIN:-.venv/bin}
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
-mkdir -p var/log
-"$BIN/celery" -A webapp worker -Q grading,runs,default --concurrency "${WORKER_CONCURRENCY:-2}" \
-    --loglevel INFO --logfile var/log/worker.log &
-WORKER=$!
-"$BIN/celery" -A webapp beat --loglevel INFO --logfile var/log/beat.log \
-    --schedule var/celerybeat-schedule &
+LOG=${MLEBOARD_VAR_DIR:-var}/log
+mkdir -p "$LOG"
+"$BIN/celery" -A webapp worker -n grading@%h -Q grading,default \
+    --concurrency "${WORKER_CONCURRENCY:-2}" --loglevel INFO --logfile "$LOG/worker-grading.log" &
+GRADING=$!
+"$BIN/celery" -A webapp worker -n runs@%h -Q runs \
+    --concurrency "${MLEBOARD_RUN_SLOTS:-2}" --loglevel INFO --logfile "$LOG/worker-runs.log" &
+RUNS=$!
+"$BIN/celery" -A webapp beat --loglevel INFO --logfile "$LOG/beat.log" \
+    --schedule "${MLEBOARD_VAR_DIR:-var}/celerybeat-schedule" &
 BEAT=$!
-trap 'kill $WORKER $BEAT 2>/dev/null || true' EXIT INT TERM
+trap 'kill $GRADING $RUNS $BEAT 2>/dev/null || true' EXIT INT TERM
 echo
-echo "mleboard is up: http://$HOST:$PORT/   (worker log: var/log/worker.log; Ctrl-C stops both)"
+echo "mleboard is up: http://$HOST:$PORT/   (logs: $LOG/worker-grading.log, $LOG/worker-runs.log; Ctrl-C stops all)"
 echo
 "$BIN/gunicorn" webapp.wsgi:application --bind "$HOST:$PORT" --workers "${WEB_CONCURRENCY:-2}" \
     --access-logfile - --timeout 120

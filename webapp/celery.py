@@ -8,8 +8,7 @@ from celery import Celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
-# DjangoTask gives tasks delay_on_commit, which every dispatch uses: a task is sent only
-# once the transaction that wrote the rows it reads has committed.
-app = Celery("mleboard", task_cls="celery.contrib.django.task:DjangoTask")
+# Tasks are sent by webapp.work (after commit, recorded on the row, re-sent by the sweeper).
+app = Celery("mleboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

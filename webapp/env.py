@@ -32,3 +32,22 @@ def envint(name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ConfigurationError(f"{name} must be an integer, got {raw!r}") from None
+
+
+def envrate(name: str, default: str) -> str | None:
+    """A request rate as Django REST framework writes it ("30/hour", "5/min"); "off" -> None
+    (no limit)."""
+    value = os.environ.get(name, default).strip().lower()
+    if value in ("off", "none", ""):
+        return None
+    count, _, period = value.partition("/")
+    if not (
+        count.isdigit()
+        and int(count) > 0
+        and period[:1] in ("s", "m", "h", "d")
+        and "/" not in period
+    ):
+        raise ConfigurationError(
+            f"{name} must be a rate like 30/hour or 5/min (or off), got {value!r}"
+        )
+    return value

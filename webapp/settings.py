@@ -6,22 +6,50 @@ a real worker process consumes the queue without any server), files under ``var/
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 import plotly
+from django.core.exceptions import ImproperlyConfigured
 
-from webapp.env import envbool, envint, envstr
+from webapp.env import envbool, envint, envrate, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("MLEBOARD_VAR_DIR", str(BASE_DIR / "var")))
 
-SECRET_KEY = envstr("SECRET_KEY", "dev-only-insecure-key-set-SECRET_KEY-in-production")
 DEBUG = envbool("DEBUG", "false")
+# SECRET_KEY: the environment's, else the one in var/secret_key (`make run` writes a random
+# key there once, mode 0600). The built-in development key is refused unless DEBUG is on.
+SECRET_KEY_FILE = VAR_DIR / "secret_key"
+_DEV_SECRET_KEY = "dev-only-insecure-key-set-SECRET_KEY-in-production"
+SECRET_KEY = (
+    envstr("SECRET_KEY", "")
+    or (SECRET_KEY_FILE.read_text(encoding="utf-8").strip() if SECRET_KEY_FILE.is_file() else "")
+    or _DEV_SECRET_KEY
+)
+if SECRET_KEY == _DEV_SECRET_KEY and not DEBUG:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set, and DEBUG is off: mleboard will not start with its built-in "
+        "development key. Set the SECRET_KEY environment variable to a long random string "
+        "(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'), or write one to "
+        f"{SECRET_KEY_FILE} (`make run` does), or set DEBUG=1 for local development only."
+    )
 ALLOWED_HOSTS = [
     h for h in envstr("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h
 ]
 CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+# HTTPS: all off by default, so plain http on localhost works; turn them on behind TLS.
+if envbool("MLEBOARD_BEHIND_TLS_PROXY", "false"):
+    # The proxy terminates TLS and sets X-Forwarded-Proto (overwriting any a client sent).
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", "false")
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", "false")
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", "false")
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", "false")
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", "false")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -35,6 +63,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "webapp.competitions",
     "webapp.results",
     "webapp.runs",
@@ -42,6 +71,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # A NUL in the address is a 400 before anything reads it (PostgreSQL refuses NUL).
+    "webapp.bad_input.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -50,6 +81,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "webapp.timing.ServerTimingMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into its 429 response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -87,6 +120,40 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+
+# Login lockout (django-axes) on every login form, the site's and the admin's: after
+# MLEBOARD_LOGIN_FAILURE_LIMIT failures for one username from one address, that pair is
+# refused (429) for the cool-off. The admin lists and resets lockouts (or `axes_reset`).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = envbool("MLEBOARD_LOGIN_LOCKOUT", "true")
+AXES_FAILURE_LIMIT = envint("MLEBOARD_LOGIN_FAILURE_LIMIT", 5)
+# 0: locked until an admin lifts it.
+AXES_COOLOFF_TIME = timedelta(minutes=envint("MLEBOARD_LOGIN_COOLOFF_MINUTES", 15)) or None
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+
+# The cache counts requests for the upload and re-grade throttles, so it must be shared by
+# all web processes: a folder under var/ (one host), or Redis with CACHE_URL.
+_cache_url = envstr("CACHE_URL", "")
+if _cache_url.startswith(("redis://", "rediss://")):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _cache_url,
+        }
+    }
+elif _cache_url:
+    raise ImproperlyConfigured(f"CACHE_URL must be a redis:// URL, got {_cache_url!r}")
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -149,12 +216,22 @@ CELERY_TASK_ROUTES = {
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", "false")
 GRADING_SOFT_TIME_LIMIT = envint("MLEBOARD_GRADING_SOFT_TIME_LIMIT", 600)
 GRADING_TIME_LIMIT = GRADING_SOFT_TIME_LIMIT + 60
-# Runs claimed longer ago than this are failed by the reaper (their worker is gone).
-GRADING_STUCK_AFTER = GRADING_TIME_LIMIT + 120
+UPLOAD_SOFT_TIME_LIMIT = envint("MLEBOARD_UPLOAD_SOFT_TIME_LIMIT", 1800)
 MLEBOARD_GRADING_FAULT_DELAY = float(envstr("MLEBOARD_GRADING_FAULT_DELAY", "0"))
+# The sweeper (webapp.sweeper): work whose claim has not said it is alive for
+# MLEBOARD_STALE_AFTER_S seconds, or that was never sent or never picked up, is sent
+# again; after MLEBOARD_MAX_ATTEMPTS claims it fails with the reason. It runs every
+# MLEBOARD_REAPER_INTERVAL_S seconds.
+MLEBOARD_STALE_AFTER_S = envint("MLEBOARD_STALE_AFTER_S", 120)
+MLEBOARD_REAPER_INTERVAL_S = envint("MLEBOARD_REAPER_INTERVAL_S", 60)
+MLEBOARD_MAX_ATTEMPTS = envint("MLEBOARD_MAX_ATTEMPTS", 3)
 CELERY_BEAT_SCHEDULE = {
-    "reap-stuck-runs": {"task": "webapp.results.tasks.reap_stuck_runs_task", "schedule": 60.0},
-    "reap-agent-runs": {"task": "webapp.runs.tasks.reap_agent_runs_task", "schedule": 60.0},
+    "sweep": {
+        "task": "webapp.results.tasks.sweep_task",
+        "schedule": float(MLEBOARD_REAPER_INTERVAL_S),
+        # A sweep that could not run in its interval is not worth running late.
+        "options": {"expires": float(MLEBOARD_REAPER_INTERVAL_S)},
+    },
 }
 
 # --- Agent runs -------------------------------------------------------------------------
@@ -166,7 +243,9 @@ MLEBOARD_HOST_MEMORY = envint(
     "MLEBOARD_HOST_MEMORY", os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 )
 MLEBOARD_HOST_GPUS = [g for g in envstr("MLEBOARD_HOST_GPUS", "").split(",") if g]
-MLEBOARD_RUN_HEARTBEAT_STALE_S = envint("MLEBOARD_RUN_HEARTBEAT_STALE_S", 300)
+# How many agent runs this host runs at once: the concurrency of its worker on the `runs`
+# queue (scripts/serve.sh, compose.yaml), apart from the grading worker.
+MLEBOARD_RUN_SLOTS = envint("MLEBOARD_RUN_SLOTS", 2)
 MLEBOARD_RUN_RETRY_S = envint("MLEBOARD_RUN_RETRY_S", 30)
 # Folders holding extra agent folders (agent.yaml + Dockerfile) the site may run.
 MLEBOARD_AGENT_DIRS = [Path(p) for p in envstr("MLEBOARD_AGENT_DIRS", "").split(os.pathsep) if p]
@@ -179,6 +258,10 @@ UPLOAD_MAX_FILE_BYTES = envint("MLEBOARD_UPLOAD_MAX_FILE_BYTES", 512 * 1024**2)
 UPLOAD_MAX_RATIO = float(envstr("MLEBOARD_UPLOAD_MAX_RATIO", "200"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
+# Where Django spools a request's file while it arrives: a request cut off mid-upload
+# leaves its part here, and the sweeper removes it once idle.
+FILE_UPLOAD_TEMP_DIR = str(MEDIA_ROOT / "incoming")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 
 # --- REST framework -----------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -188,7 +271,19 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # Per user, for the views whose throttle_scope names them (the upload page shares the
+    # upload API's); "off" lifts a limit.
+    "DEFAULT_THROTTLE_RATES": {
+        "uploads": envrate("MLEBOARD_UPLOAD_RATE", "30/hour"),
+        "regrades": envrate("MLEBOARD_REGRADE_RATE", "10/hour"),
+    },
+    # JSON nested too deeply for the parser is a 400; non-finite floats render as null.
+    "DEFAULT_RENDERER_CLASSES": ["webapp.bad_input.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "webapp.bad_input.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "mleboard API",
@@ -198,6 +293,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Request bodies as their own components, so that a file field is described as the
+    # binary file it is (not as a URL, its description in responses).
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 LOGGING = {

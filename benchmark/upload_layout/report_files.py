@@ -37,7 +37,7 @@ def read_reports(
         try:
             data = json.loads(tree.path(rel).read_text(encoding="utf-8"))
             parsed.append((rel, parse_grading_report(data, name=rel)))
-        except (ValueError, UnicodeDecodeError) as error:
+        except (ValueError, UnicodeDecodeError, RecursionError) as error:
             if isinstance(error, GradingReportError):
                 raise UploadLayoutError(str(error)) from None
             raise UploadLayoutError(f"{rel} is not valid JSON: {error}") from None

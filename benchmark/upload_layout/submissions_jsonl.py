@@ -37,7 +37,7 @@ def is_submissions_jsonl(tree: UploadTree, rel: str) -> bool:
     for _number, line in _meaningful_lines(text):
         try:
             first = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
         return isinstance(first, dict) and {"competition_id", "submission_path"} <= set(first)
     return False
@@ -61,7 +61,7 @@ def _read_jsonl(tree: UploadTree, rel: str) -> list[_Line]:
         where = f"line {number} of {rel}"
         try:
             entry = json.loads(line)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             raise UploadLayoutError(f"{where} is not valid JSON: {error}") from None
         if not isinstance(entry, dict):
             raise UploadLayoutError(f"{where} is not a JSON object")

@@ -10,6 +10,8 @@
     text("up-failed", p.runs_failed);
     var bar = document.getElementById("up-bar");
     bar.max = Math.max(p.runs_total, 1); bar.value = p.runs_graded + p.runs_failed;
+    var waiting = document.getElementById("up-waiting");
+    waiting.hidden = !p.waiting_for_worker; waiting.textContent = p.message || "";
     var error = document.getElementById("up-error");
     error.hidden = !p.error; error.textContent = p.error || "";
     if (p.experiment) {

@@ -82,6 +82,14 @@ def celery_worker_process(transactional_db, tmp_path):
         proc.kill()
 
 
+@pytest.fixture
+def media(tmp_path, settings):
+    """An empty MEDIA_ROOT of the test's own."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_ROOT.mkdir()
+    return settings.MEDIA_ROOT
+
+
 def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -182,15 +182,15 @@ def test_a_run_larger_than_the_host_is_refused_with_the_reason(site, runner_user
     )
 
 
-def test_reaper_ends_a_run_whose_heartbeat_stopped_and_removes_its_container(
-    images, site, runner_user
+def test_sweeper_ends_a_run_whose_heartbeat_stopped_and_removes_its_container(
+    images, site, runner_user, settings
 ):
     import datetime as dt
 
     from django.utils import timezone
 
     from runner.images import base_image_ref
-    from webapp.runs.services import agent_runs_reap
+    from webapp.sweeper import sweep
 
     launch_id = launch(
         api_for(runner_user),
@@ -214,7 +214,8 @@ def test_reaper_ends_a_run_whose_heartbeat_stopped_and_removes_its_container(
     AgentRun.objects.filter(pk=run.pk).update(
         status=AgentRun.Status.RUNNING, heartbeat_at=stale, container=container.name
     )
-    assert agent_runs_reap(stale_after_s=300) == [run.pk]
+    settings.MLEBOARD_STALE_AFTER_S = 300
+    assert sweep().failed == {"agentrun": 1}
     run.refresh_from_db()
     assert run.status == AgentRun.Status.HARNESS_ERROR and "heartbeat stopped" in run.message
     assert images.containers.list(all=True, filters={"label": "org.mleboard.run=1"}) == []

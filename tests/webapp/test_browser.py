@@ -185,3 +185,42 @@ def test_published_leaderboard_and_comparing_two_published_entries(page, live_se
     assert "no competition in common" not in page.content()
     shot(page, "compare-published")
     assert page.console_errors == []
+
+
+def test_clean_subset_follows_a_known_issue_added_in_the_admin(
+    page, live_server, site, celery_worker_process, django_user_model
+):
+    """An admin adds a known issue; the leaderboard's clean view changes by itself (the
+    curation marks the figures due and the worker recomputes them)."""
+    from webapp.results.models import GradeReport
+
+    django_user_model.objects.create_superuser("root", "root@example.org", "pw-root-1234")
+    medalled = (
+        GradeReport.objects.filter(experiment=site, is_current=True, any_medal=True)
+        .values_list("competition__slug", flat=True)
+        .first()
+    )
+    cell = f'tr[data-experiment="{site.pk}"] td[data-split="low"]'
+
+    def clean_low() -> str:
+        page.goto(live_server.url + "/?clean=1")
+        return page.locator(cell).get_attribute("data-value")
+
+    before = clean_low()
+    page.goto(live_server.url + "/admin/competitions/knownissue/add/")
+    page.fill("#id_username", "root")
+    page.fill("#id_password", "pw-root-1234")
+    page.click("input[type=submit]")
+    page.select_option("#id_competition", label=medalled)
+    page.select_option("#id_kind", "leakage")
+    page.fill("#id_note", "The test set leaks through the file names.")
+    page.click("input[name=_save]")
+    page.wait_for_selector(".messagelist .success")
+    after = before
+    for _ in range(60):
+        after = clean_low()
+        if after != before:
+            break
+        page.wait_for_timeout(500)
+    shot(page, "leaderboard-clean-after-known-issue")
+    assert after != before, f"clean-subset Any Medal % stayed {before}"

@@ -26,13 +26,6 @@ METADATA = {
 
 
 @pytest.fixture
-def media(tmp_path, settings):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir()
-    return settings.MEDIA_ROOT
-
-
-@pytest.fixture
 def alice(django_user_model):
     return django_user_model.objects.create_user("alice", password="pw-alice-123")
 

@@ -1,6 +1,7 @@
 """Read API for competitions: facts, current thresholds and known issues."""
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -72,6 +73,9 @@ class CompetitionListApi(APIView):
     permission_classes = [AllowAny]
     serializer_class = CompetitionOutput
 
+    @extend_schema(
+        parameters=[OpenApiParameter(n, str) for n in ("category", "complexity", "split", "q")]
+    )
     def get(self, request):
         params = {
             k: request.query_params.get(k, "") for k in ("category", "complexity", "split", "q")

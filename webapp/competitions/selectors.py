@@ -56,10 +56,10 @@ def competition_known_issues(competition: Competition) -> list[KnownIssue]:
 
 
 def clean_subset_excluded_slugs() -> set[str]:
-    """Competitions an admin (or the catalogue) marked with a known issue that excludes
-    them from the clean subset."""
-    return set(
-        KnownIssue.objects.filter(excludes_from_clean_subset=True)
-        .values_list("competition__slug", flat=True)
-        .distinct()
+    """Competitions left out of the clean subset: those an admin (or the catalogue) marked
+    with a known issue that excludes them, and retired ones."""
+    flagged = KnownIssue.objects.filter(excludes_from_clean_subset=True).values_list(
+        "competition__slug", flat=True
     )
+    retired = Competition.objects.filter(retired=True).values_list("slug", flat=True)
+    return set(flagged) | set(retired)

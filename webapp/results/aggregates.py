@@ -5,6 +5,7 @@ figure on a page equals what the command line gives for the same reports."""
 import dataclasses
 
 from django.db import transaction
+from django.utils import timezone
 
 from benchmark.aggregate import AggregationError, aggregate
 from benchmark.catalogue import load_catalogue
@@ -12,6 +13,7 @@ from benchmark.reports import REPORT_KEYS, CompetitionReport
 from benchmark.splits import RAN, SPLIT_SLUGS
 from webapp.competitions.selectors import clean_subset_excluded_slugs
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport
+from webapp.work import send_on_commit
 
 # The stored report's columns in MLE-bench's key order, the competition by its slug.
 REPORT_FIELDS = ("competition__slug", "seed", *REPORT_KEYS[1:])
@@ -85,9 +87,25 @@ def summary_of(figures: dict) -> dict:
     return out
 
 
+def figures_due(experiment_ids) -> None:
+    """The figures of these experiments no longer match their reports or the curation:
+    mark them due and, for each one not already due, send a refresh after commit."""
+    from webapp.results.tasks import refresh_experiment_aggregate_task
+
+    now = timezone.now()
+    for pk in set(experiment_ids):
+        if Experiment.objects.filter(pk=pk, figures_due_since__isnull=True).update(
+            figures_due_since=now
+        ):
+            send_on_commit(refresh_experiment_aggregate_task, pk)
+
+
 @transaction.atomic
 def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
+    """Recompute an experiment's figures from its current reports and the curation, and
+    clear its due mark unless it was set again meanwhile."""
     experiment = Experiment.objects.select_for_update().get(pk=experiment_id)
+    due_since = experiment.figures_due_since
     reports = experiment_competition_reports(experiment.pk)
     catalogue = load_catalogue(include_demo=True)
     figures = figures_for(reports, catalogue)
@@ -101,5 +119,8 @@ def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
             "clean_summary": summary_of(clean),
             "n_reports": len(reports),
         },
+    )
+    Experiment.objects.filter(pk=experiment_id, figures_due_since=due_since).update(
+        figures_due_since=None
     )
     return aggregate_row

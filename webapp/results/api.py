@@ -1,6 +1,8 @@
 """Read API for experiments and their reports, with the same figures the pages show
 (the names are ``mleboard aggregate --format json``'s)."""
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -8,6 +10,7 @@ from rest_framework.views import APIView
 
 from benchmark.reports import EXTRA_KEYS, REPORT_KEYS
 from webapp.results import selectors
+from webapp.results.leaderboard import TRI_STATE_FILTERS
 from webapp.results.models import Experiment, GradeReport
 
 
@@ -93,6 +96,21 @@ class LeaderboardApi(APIView):
 
     permission_classes = [AllowAny]
 
+    @extend_schema(
+        parameters=[
+            *(OpenApiParameter(name, str) for name in ("scaffold", "model", "source")),
+            *(OpenApiParameter(name, OpenApiTypes.DATE) for name in ("since", "until")),
+            *(OpenApiParameter(name, str, enum=["yes", "no"]) for name in TRI_STATE_FILTERS),
+            OpenApiParameter("clean", str, description="1: the clean subset"),
+        ],
+        responses=inline_serializer(
+            "Leaderboard",
+            {
+                "clean_subset": serializers.BooleanField(),
+                "entries": serializers.ListField(child=serializers.DictField()),
+            },
+        ),
+    )
     def get(self, request):
         from webapp.results.leaderboard import LeaderboardFilters, leaderboard_entries
 
@@ -112,6 +130,13 @@ class CompareApi(APIView):
 
     permission_classes = [AllowAny]
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("experiments", str, required=True, description="ids: 3,7"),
+            OpenApiParameter("split", str),
+        ],
+        responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+    )
     def get(self, request):
         chosen, _ = selectors.experiments_chosen(
             request.user, request.query_params.get("experiments", "")

@@ -2,7 +2,6 @@
 the competition's current private leaderboard, store the report. Shared by uploads, the
 demo and agent runs, so that every report on the site is made the same way."""
 
-import datetime as dt
 import functools
 import logging
 import math
@@ -11,13 +10,13 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from benchmark.leaderboard import LeaderboardTable
 from webapp.competitions.models import Competition, LeaderboardEntry, PrivateLeaderboard
 from webapp.results.models import GradeReport, Run
 from webapp.results.services import report_store
+from webapp.work import claim, heartbeat, holding, new_token
 
 log = logging.getLogger(__name__)
 
@@ -53,36 +52,29 @@ def _leaderboard_scores(leaderboard_id: int, created_at) -> tuple[float, ...]:
     )
 
 
-def run_claim(run_id: int, token: str = "") -> bool:
-    """Move a queued run to running. True only for the one caller that won the claim, so
-    a re-delivered task does nothing twice. A run left running by a task whose worker
-    died may be taken back by a re-delivery of that same task (same ``token``)."""
-    claimable = Q(status=Run.Status.QUEUED)
-    if token:
-        claimable |= Q(status=Run.Status.RUNNING, claimed_by=token)
-    return (
-        Run.objects.filter(claimable, pk=run_id).update(
-            status=Run.Status.RUNNING, claimed_at=timezone.now(), claimed_by=token
-        )
-        == 1
-    )
-
-
-def run_grade(run_id: int, *, data_dir: Path | None = None, token: str = "") -> GradeReport | None:
-    """Grade one queued run. Returns the stored report, or None when another task holds
-    the run or it is already graded. Infrastructure errors (answers missing, database
-    gone) propagate so the task can retry; a bad submission is a final, stored result."""
+def run_grade(run_id: int, *, token: str = "", data_dir: Path | None = None) -> GradeReport | None:
+    """Grade one queued run under the claim ``token``. Returns the stored report, or None
+    when another task holds the run, it is already graded, or the claim was taken back
+    while grading (then the sweeper has sent the run again and that attempt stores it).
+    Errors propagate: the task decides between a retry and a failure."""
     from benchmark.grading import grade_submission_run
 
-    if not run_claim(run_id, token):
+    token = token or new_token()
+    if not claim(
+        Run,
+        run_id,
+        token,
+        waiting=[Run.Status.QUEUED],
+        running=Run.Status.RUNNING,
+        reclaim_own=True,
+    ):
         return None
-    if settings.MLEBOARD_GRADING_FAULT_DELAY:
-        # Fault injection for the tests that kill a worker in the middle of grading.
-        time.sleep(settings.MLEBOARD_GRADING_FAULT_DELAY)
-    run = Run.objects.select_related("competition").get(pk=run_id)
-    Run.objects.filter(pk=run_id).update(attempts=run.attempts + 1)
-    submission = Path(run.submission_path) if run.submission_path else None
-    try:
+    with heartbeat(Run, run_id, token):
+        if settings.MLEBOARD_GRADING_FAULT_DELAY:
+            # Fault injection for the tests and the drill that kill workers mid-grading.
+            time.sleep(settings.MLEBOARD_GRADING_FAULT_DELAY)
+        run = Run.objects.select_related("competition").get(pk=run_id)
+        submission = Path(run.submission_path) if run.submission_path else None
         report = grade_submission_run(
             submission,
             run.competition.slug,
@@ -90,35 +82,44 @@ def run_grade(run_id: int, *, data_dir: Path | None = None, token: str = "") -> 
             leaderboard_data(run.competition),
             seed=run.seed,
         )
-    except Exception:
-        # Hand the run back so a retry can claim it again.
-        Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(status=Run.Status.QUEUED)
-        raise
     with transaction.atomic():
-        stored = report_store(run, report)
-        Run.objects.filter(pk=run_id).update(status=Run.Status.GRADED, error=report.error or "")
-    return stored
+        finished = holding(Run, run_id, token, Run.Status.RUNNING).update(
+            status=Run.Status.GRADED, error=report.error or "", claimed_by=""
+        )
+        if not finished:
+            return None
+        return report_store(run, report)
 
 
-def run_fail(run_id: int, reason: str) -> None:
-    """Mark a run failed for a reason outside the submission (time limit, lost worker)."""
-    Run.objects.filter(pk=run_id).exclude(status=Run.Status.GRADED).update(
-        status=Run.Status.FAILED, error=reason
-    )
-
-
-def runs_reap_stuck(older_than_seconds: int) -> list[int]:
-    """Fail runs claimed longer ago than any grading may take: their worker is gone and
-    no re-delivery came. Returns the ids of the runs failed."""
-    cutoff = timezone.now() - dt.timedelta(seconds=older_than_seconds)
-    stuck = list(
-        Run.objects.filter(status=Run.Status.RUNNING, claimed_at__lt=cutoff).values_list(
-            "pk", flat=True
+def run_release(run_id: int, token: str) -> bool:
+    """Hand a run back after a transient failure: queued again, sent again by the retry."""
+    return bool(
+        holding(Run, run_id, token, Run.Status.RUNNING).update(
+            status=Run.Status.QUEUED, claimed_by="", dispatched_at=timezone.now()
         )
     )
-    if stuck:
-        Run.objects.filter(pk__in=stuck, status=Run.Status.RUNNING).update(
-            status=Run.Status.FAILED,
-            error=f"grading did not finish within {older_than_seconds} s (its worker was lost); re-grade to try again",
+
+
+def run_fail(run_id: int, reason: str, token: str = "") -> bool:
+    """Fail a run for a reason outside the submission (time limit, lost worker, a bug).
+    With ``token``, only while that claim holds it. Never touches a graded run."""
+    query = (
+        holding(Run, run_id, token, Run.Status.RUNNING) if token else Run.objects.filter(pk=run_id)
+    )
+    return bool(
+        query.exclude(status=Run.Status.GRADED).update(
+            status=Run.Status.FAILED, error=reason, claimed_by=""
         )
-    return stuck
+    )
+
+
+def run_ended(run_id: int) -> None:
+    """After any end of a run (graded, failed, swept): its upload is finished when nothing
+    is left to grade, and its experiment's figures are recomputed."""
+    from webapp.results.aggregates import figures_due
+    from webapp.results.uploads import upload_finish_if_done
+
+    experiment_id = Run.objects.filter(pk=run_id).values_list("experiment_id", flat=True).first()
+    if experiment_id is not None:
+        upload_finish_if_done(experiment_id)
+        figures_due([experiment_id])

@@ -5,6 +5,8 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from webapp.work import Dispatched
+
 
 class Scaffold(models.Model):
     name = models.CharField(max_length=100, unique=True)
@@ -96,6 +98,10 @@ class Experiment(models.Model):
         "(Any Medal %).",
     )
     notes = models.TextField(blank=True)
+    # Set when the figures no longer match the reports or the curation (a run ended, a
+    # known issue changed); cleared by the refresh that caught up. The sweeper re-sends
+    # refreshes that stay due.
+    figures_due_since = models.DateTimeField(null=True, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -117,8 +123,9 @@ class ReviewQueue(Experiment):
         verbose_name_plural = "review queue (unpublished experiments)"
 
 
-class Run(models.Model):
-    """One (competition, seed) of an experiment: what was submitted and where grading is."""
+class Run(Dispatched):
+    """One (competition, seed) of an experiment: what was submitted and where grading is.
+    Its grading is work the database owns (``webapp.work``)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -137,11 +144,6 @@ class Run(models.Model):
         max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True
     )
     error = models.TextField(blank=True)
-    claimed_at = models.DateTimeField(null=True, blank=True)
-    # The Celery task id holding the claim: a re-delivery of the same task (its worker
-    # was killed) may take the run back; any other task may not.
-    claimed_by = models.CharField(max_length=64, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -226,9 +228,10 @@ def upload_archive_path(instance: "Upload", filename: str) -> str:
     return f"uploads/{instance.sha256[:2]}/{instance.sha256}/{filename}"
 
 
-class Upload(models.Model):
+class Upload(Dispatched):
     """An uploaded archive, stored untouched with its checksum before anything else
-    happens; it becomes an Experiment once unpacked and read."""
+    happens; it becomes an Experiment once unpacked and read (work the database owns,
+    ``webapp.work``: queued -> processing until its experiment exists, then its runs)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"

@@ -1,12 +1,14 @@
 """Reads for experiments and reports. Pages read the cached aggregates; nothing here
 recomputes figures from thousands of reports per request."""
 
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from benchmark.splits import SPLIT_PREFERENCE, default_split
 from webapp.results.models import Experiment, GradeReport, Run, Upload
 from webapp.visibility import visible_to
+from webapp.work import stale_before
 
 
 def experiments_visible_to(user) -> QuerySet:
@@ -33,6 +35,26 @@ def uploads_visible_to(user) -> QuerySet:
     return visible_to(user, Upload.objects.all())
 
 
+def waiting_for_worker(upload: Upload) -> bool:
+    """Nothing has consumed the upload's work for ``MLEBOARD_STALE_AFTER_S``: it is queued
+    and not picked up (the broker or every worker is down), or its runs are."""
+    since = stale_before()
+    if upload.status == Upload.Status.QUEUED:
+        return (
+            upload.created_at < since
+            and upload.claimed_at is None
+            or (upload.claimed_at is not None and upload.claimed_at < since)
+        )
+    if upload.status != Upload.Status.PROCESSING or not upload.experiment_id:
+        return False
+    runs = Run.objects.filter(experiment_id=upload.experiment_id)
+    return (
+        runs.filter(status=Run.Status.QUEUED, updated_at__lt=since).exists()
+        and not runs.filter(status=Run.Status.RUNNING).exists()
+        and not runs.filter(updated_at__gte=since).exclude(status=Run.Status.QUEUED).exists()
+    )
+
+
 def upload_progress(upload: Upload) -> dict:
     """What the upload page and ``GET /api/uploads/<id>/`` show."""
     runs_total = runs_graded = runs_failed = 0
@@ -51,9 +73,15 @@ def upload_progress(upload: Upload) -> dict:
             .select_related("competition")
             .order_by("competition__slug", "seed")[:200]
         ]
+    waiting = waiting_for_worker(upload)
     return {
         "id": upload.pk,
         "status": upload.status,
+        "waiting_for_worker": waiting,
+        "message": "waiting for a worker: nothing has picked this work up for "
+        f"{settings.MLEBOARD_STALE_AFTER_S} s; it will be processed when a worker is back"
+        if waiting
+        else "",
         "kind": upload.kind,
         "runs_total": runs_total,
         "runs_graded": runs_graded,
@@ -315,7 +343,10 @@ def _pairwise_comparisons(
 def experiments_chosen(user, raw_ids: str) -> tuple[list[Experiment], list[int]]:
     """The experiments named in ``raw_ids`` ("3,7,12") that ``user`` may see, in the order
     given and each once, with their figures; and the ids that name none of them."""
-    ids = list(dict.fromkeys(int(p) for p in raw_ids.split(",") if p.strip().isdigit()))
+    # ASCII digits only ("²".isdigit() is true, int("²") fails), within a primary key's range.
+    parts = [p.strip() for p in raw_ids.split(",")]
+    numbers = (int(p) for p in parts if p.isascii() and p.isdigit() and len(p) <= 19)
+    ids = list(dict.fromkeys(i for i in numbers if i < 2**63))
     found = {
         e.pk: e for e in experiments_visible_to(user).filter(pk__in=ids).select_related("aggregate")
     }

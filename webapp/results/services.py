@@ -1,6 +1,7 @@
 """Writes for agents, experiments, runs and grade reports."""
 
 import datetime as dt
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -29,6 +30,9 @@ _BLANK_IF_NONE = {"submission_path", "grader_version", "error"}
 
 def _report_fields(report: CompetitionReport) -> dict:
     values = {name: getattr(report, name) for name in REPORT_VALUE_FIELDS}
+    for name, value in values.items():
+        if isinstance(value, float) and math.isnan(value):
+            values[name] = None  # no number: stored as MLE-bench writes a missing score
     for name in _BLANK_IF_NONE:
         values[name] = values[name] or ""
     created = values["created_at"]
@@ -132,6 +136,7 @@ RUN_COLUMNS = (
     "error",
     "claimed_by",
     "attempts",
+    "dispatch_count",
     "created_at",
     "updated_at",
 )
@@ -163,6 +168,7 @@ def _insert_runs_and_reports(experiment, competitions, pending, report_source) -
             Run.Status.GRADED,
             "",
             "",
+            0,
             0,
             now,
             now,

@@ -1,31 +1,49 @@
-"""Celery tasks: each fetches by id and calls a service, nothing more. They are
-idempotent (a claim by conditional update) before acks_late is relied on."""
+"""The ``grading`` queue: reading uploads, grading runs, recomputing figures, and the
+sweeper. Each task fetches by id and calls a service.
+
+Retries are honest: only transient infrastructure errors (the database or the broker
+unreachable for a moment) are retried, with backoff, within ``MLEBOARD_MAX_ATTEMPTS``.
+Anything else (a bug, memory exhausted, answers missing on this host) fails the work at
+once with a message a person can read, and the traceback goes to the worker's log.
+"""
 
 import logging
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError
 
-from graders import GraderError
+from graders import AnswersMissing
 from webapp.results.aggregates import experiment_aggregate_refresh
-from webapp.results.grading import run_fail, run_grade, runs_reap_stuck
+from webapp.results.grading import run_ended, run_fail, run_grade, run_release
 from webapp.results.models import Run
-from webapp.results.uploads import upload_fail, upload_finish_if_done, upload_process
+from webapp.results.uploads import upload_fail, upload_process, upload_release
+from webapp.work import new_token
 
 log = logging.getLogger(__name__)
 
-# Errors of the infrastructure (database, file system, a missing answers file) are
-# retried with backoff; a bad submission is a final result and never raises.
-INFRASTRUCTURE_ERRORS = (
-    OperationalError,
-    InterfaceError,
-    DatabaseError,
-    OSError,
-    ConnectionError,
-    GraderError,
-)
+# Errors that say "try again shortly", not "this is wrong".
+TRANSIENT_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
+
+
+def _token(task) -> str:
+    return task.request.id or new_token()
+
+
+def _backoff(attempts: int) -> int:
+    return min(300, 5 * 2 ** max(attempts - 1, 0))
+
+
+def _internal_error(what: str, exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        return f"{what} ran out of memory on the worker"
+    if isinstance(exc, AnswersMissing):
+        return f"{what} could not start: {exc}"
+    return (
+        f"{what} failed with an internal error ({type(exc).__name__}: {exc}); "
+        "the traceback is in the worker's log"
+    )
 
 
 @shared_task(
@@ -35,33 +53,28 @@ INFRASTRUCTURE_ERRORS = (
     reject_on_worker_lost=True,
     soft_time_limit=settings.GRADING_SOFT_TIME_LIMIT,
     time_limit=settings.GRADING_TIME_LIMIT,
-    autoretry_for=INFRASTRUCTURE_ERRORS,
-    retry_backoff=5,
-    retry_backoff_max=300,
-    retry_jitter=True,
-    max_retries=5,
 )
 def grade_run_task(self, run_id: int) -> None:
+    token = _token(self)
     try:
-        report = run_grade(run_id, token=self.request.id or "")
+        run_grade(run_id, token=token)
     except SoftTimeLimitExceeded:
-        run_fail(run_id, f"grading took longer than {settings.GRADING_SOFT_TIME_LIMIT} s")
-        report = None
-    except INFRASTRUCTURE_ERRORS:
-        if self.request.retries >= self.max_retries:
+        run_fail(run_id, f"grading took longer than {settings.GRADING_SOFT_TIME_LIMIT} s", token)
+    except TRANSIENT_ERRORS as exc:
+        attempts = Run.objects.filter(pk=run_id).values_list("attempts", flat=True).first() or 0
+        if attempts >= settings.MLEBOARD_MAX_ATTEMPTS:
             run_fail(
                 run_id,
-                "grading failed repeatedly for an infrastructure reason; re-grade to try again",
+                f"grading failed {attempts} times for a transient reason ({exc}); re-grade to "
+                "try again",
+                token,
             )
-        raise
-    experiment_id = (
-        report.experiment_id
-        if report
-        else Run.objects.filter(pk=run_id).values_list("experiment_id", flat=True).first()
-    )
-    # Figures are computed once the experiment's last run is graded, not after each run.
-    if experiment_id is not None and upload_finish_if_done(experiment_id):
-        refresh_experiment_aggregate_task.delay_on_commit(experiment_id)
+        elif run_release(run_id, token):
+            raise self.retry(exc=exc, countdown=_backoff(attempts), max_retries=None) from exc
+    except Exception as exc:
+        log.exception("grading run %s failed", run_id)
+        run_fail(run_id, _internal_error("grading", exc), token)
+    run_ended(run_id)
 
 
 @shared_task(name="webapp.results.tasks.refresh_experiment_aggregate_task", acks_late=True)
@@ -74,29 +87,30 @@ def refresh_experiment_aggregate_task(experiment_id: int) -> None:
     name="webapp.results.tasks.process_upload_task",
     acks_late=True,
     reject_on_worker_lost=True,
-    soft_time_limit=1800,
-    time_limit=1900,
-    autoretry_for=INFRASTRUCTURE_ERRORS,
-    retry_backoff=5,
-    max_retries=3,
+    soft_time_limit=settings.UPLOAD_SOFT_TIME_LIMIT,
+    time_limit=settings.UPLOAD_SOFT_TIME_LIMIT + 60,
 )
 def process_upload_task(self, upload_id: int) -> None:
+    token = _token(self)
     try:
-        upload_process(upload_id)
-    except INFRASTRUCTURE_ERRORS as exc:
-        if self.request.retries >= self.max_retries:
-            upload_fail(
-                upload_id,
-                f"the upload could not be processed ({type(exc).__name__}: {exc}); it is stored, try again later",
-            )
-        raise
+        upload_process(upload_id, token=token)
+    except SoftTimeLimitExceeded:
+        upload_fail(
+            upload_id,
+            f"reading the archive took longer than {settings.UPLOAD_SOFT_TIME_LIMIT} s; "
+            "split it into smaller uploads",
+            token,
+        )
+    except TRANSIENT_ERRORS as exc:
+        if upload_release(upload_id, token):
+            raise self.retry(exc=exc, countdown=_backoff(1), max_retries=None) from exc
+    except Exception as exc:
+        log.exception("processing upload %s failed", upload_id)
+        upload_fail(upload_id, _internal_error("reading the upload", exc), token)
 
 
-@shared_task(name="webapp.results.tasks.reap_stuck_runs_task")
-def reap_stuck_runs_task() -> list[int]:
-    reaped = runs_reap_stuck(settings.GRADING_STUCK_AFTER)
-    for experiment_id in set(
-        Run.objects.filter(pk__in=reaped).values_list("experiment_id", flat=True)
-    ):
-        upload_finish_if_done(experiment_id)
-    return reaped
+@shared_task(name="webapp.results.tasks.sweep_task")
+def sweep_task() -> dict:
+    from webapp.sweeper import sweep
+
+    return sweep().as_dict()

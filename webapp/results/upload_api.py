@@ -8,6 +8,7 @@ from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from webapp.results import selectors
@@ -19,6 +20,8 @@ from webapp.results.uploads import UploadRefused, experiment_regrade, upload_cre
 class UploadProgressOutput(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.ChoiceField(choices=Upload.Status.choices)
+    waiting_for_worker = serializers.BooleanField()
+    message = serializers.CharField(allow_blank=True)
     kind = serializers.CharField()
     runs_total = serializers.IntegerField()
     runs_graded = serializers.IntegerField()
@@ -34,6 +37,8 @@ class UploadProgressOutput(serializers.Serializer):
 
 class UploadCreateApi(APIView):
     permission_classes = [IsAuthenticated]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "uploads"  # shared with the upload page (MLEBOARD_UPLOAD_RATE)
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(
@@ -53,6 +58,10 @@ class UploadCreateApi(APIView):
                     "id": serializers.IntegerField(),
                     "url": serializers.CharField(),
                     "duplicate": serializers.BooleanField(),
+                    "resumed": serializers.BooleanField(
+                        help_text="a duplicate whose earlier upload failed or stalled, "
+                        "processed again"
+                    ),
                 },
             ),
             400: inline_serializer("UploadError", {"error": serializers.CharField()}),
@@ -81,6 +90,7 @@ class UploadCreateApi(APIView):
                 "id": upload.pk,
                 "url": reverse("api-upload-detail", args=[upload.pk]),
                 "duplicate": created.duplicate,
+                "resumed": created.resumed,
             },
             status=status.HTTP_202_ACCEPTED,
         )
@@ -97,6 +107,8 @@ class UploadDetailApi(APIView):
 
 class ExperimentRegradeApi(APIView):
     permission_classes = [IsAuthenticated]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "regrades"  # MLEBOARD_REGRADE_RATE
 
     @extend_schema(
         request=None,

@@ -1,9 +1,9 @@
 """What a person sends with an upload, checked once for the page and the API: the
 experiment's metadata (agent, model, conditions, seeds per run group)."""
 
-import json
-
 from rest_framework import serializers
+
+from webapp.bad_input import parse_json
 
 
 class UploadMetadataInput(serializers.Serializer):
@@ -18,6 +18,18 @@ class UploadMetadataInput(serializers.Serializer):
     source_url = serializers.URLField(required=False, allow_blank=True)
     seeds = serializers.DictField(child=serializers.IntegerField(min_value=0), required=False)
 
+    def validate_seeds(self, seeds: dict) -> dict:
+        # Keys are run-group names, stored as text: the checks of a text field apply.
+        text = serializers.CharField(max_length=200, allow_blank=True)
+        for key in seeds:
+            try:
+                text.run_validation(key)
+            except serializers.ValidationError as exc:
+                raise serializers.ValidationError(
+                    f"run-group name {key!r}: {' '.join(exc.detail)}"
+                ) from None
+        return seeds
+
 
 def upload_metadata(raw) -> dict:
     """Parse and validate the ``metadata`` field; raises ValueError with a readable reason."""
@@ -27,8 +39,8 @@ def upload_metadata(raw) -> dict:
         )
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
+            raw = parse_json(raw)
+        except ValueError as exc:
             raise ValueError(f'"metadata" is not valid JSON: {exc}') from None
     if not isinstance(raw, dict):
         raise ValueError('"metadata" must be a JSON object')

@@ -1,14 +1,17 @@
 """Upload pages for signed-in users: the form, the list of one's uploads, and an upload's
 live progress (polled from the API, no manual reload)."""
 
-import json
+import math
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
+from rest_framework.throttling import ScopedRateThrottle
 
+from webapp.bad_input import parse_json
 from webapp.results import selectors
+from webapp.results.upload_api import UploadCreateApi
 from webapp.results.upload_input import upload_metadata
 from webapp.results.uploads import upload_create
 
@@ -50,14 +53,23 @@ class UploadForm(forms.Form):
                 raw[key] = data[key] == "true"
         if data.get("seeds"):
             try:
-                raw["seeds"] = json.loads(data["seeds"])
-            except json.JSONDecodeError as exc:
+                raw["seeds"] = parse_json(data["seeds"])
+            except ValueError as exc:
                 raise ValueError(f"seeds is not valid JSON: {exc}") from None
         return upload_metadata(raw)
 
 
 @login_required
 def upload_new(request):
+    throttle = ScopedRateThrottle()  # the upload API's per-user budget, shared with it
+    if request.method == "POST" and not throttle.allow_request(request, UploadCreateApi):
+        minutes = max(1, math.ceil((throttle.wait() or 0) / 60))
+        messages.error(
+            request,
+            f"Too many uploads: at most {throttle.rate}. Try again in {minutes} minute(s).",
+        )
+        form = UploadForm(initial=request.POST.dict())
+        return render(request, "results/upload_new.html", {"form": form}, status=429)
     form = UploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -72,13 +84,21 @@ def upload_new(request):
             if upload is not None:
                 return redirect(upload.get_absolute_url())
         else:
-            if created.duplicate:
+            if created.resumed:
+                messages.info(
+                    request,
+                    "You uploaded this archive before and it did not finish: it is being "
+                    "processed again.",
+                )
+            elif created.duplicate:
                 messages.info(
                     request,
                     "You uploaded this archive before (same checksum): here is that upload.",
                 )
             return redirect(created.upload.get_absolute_url())
-    return render(request, "results/upload_new.html", {"form": form})
+    # A form sent back with what is wrong answers 400 (the messages say why).
+    status = 400 if request.method == "POST" else 200
+    return render(request, "results/upload_new.html", {"form": form}, status=status)
 
 
 @login_required

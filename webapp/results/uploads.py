@@ -4,6 +4,7 @@ graded by Celery - and never leave anything half-created."""
 
 import hashlib
 import logging
+import math
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -12,16 +13,20 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from benchmark.archive import ArchiveLimits, ArchiveRefused, extract_archive, inspect_archive
 from benchmark.upload_layout import UploadLayoutError, read_upload
 from webapp.competitions.models import Competition
+from webapp.results.aggregates import figures_due
 from webapp.results.models import Experiment, Run, Upload
 from webapp.results.services import (
     ReportedRunGroup,
     agent_get_or_create,
     experiment_create_from_reports,
 )
+from webapp.work import claim, heartbeat, holding, new_token, send_on_commit, stale_before
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +54,7 @@ class UploadRefused(ValueError):
 class UploadCreated:
     upload: Upload
     duplicate: bool
+    resumed: bool = False  # a duplicate whose earlier upload failed or stalled, sent again
 
 
 def _spool(uploaded_file) -> tuple[Path, str, int]:
@@ -79,18 +85,26 @@ def upload_create(*, owner, uploaded_file, metadata: dict) -> UploadCreated:
     try:
         existing = Upload.objects.filter(owner=owner, sha256=sha256).first()
         if existing is not None:
-            return UploadCreated(existing, duplicate=True)
-        name = Path(getattr(uploaded_file, "name", "") or "archive").name[:200] or "archive"
+            return UploadCreated(existing, duplicate=True, resumed=upload_resume(existing))
+        name = Path(getattr(uploaded_file, "name", "") or "archive").name or "archive"
         upload = Upload(
-            owner=owner, original_name=name, size=size, sha256=sha256, metadata=metadata
+            owner=owner,
+            original_name=_shortened(name, 255),
+            size=size,
+            sha256=sha256,
+            metadata=metadata,
         )
         with open(temp, "rb") as handle:
-            upload.archive.save(name, File(handle), save=False)
+            # Well under the 255 bytes a file name may take on disk.
+            upload.archive.save(_shortened(name, 100), File(handle), save=False)
         try:
             upload.save()
         except IntegrityError:  # the same archive arrived twice at once
             upload.archive.delete(save=False)
             return UploadCreated(Upload.objects.get(owner=owner, sha256=sha256), duplicate=True)
+        except BaseException:  # no row, so no file either
+            upload.archive.delete(save=False)
+            raise
     finally:
         temp.unlink(missing_ok=True)
     try:
@@ -101,63 +115,170 @@ def upload_create(*, owner, uploaded_file, metadata: dict) -> UploadCreated:
         raise UploadRefused(str(exc), upload) from None
     from webapp.results.tasks import process_upload_task
 
-    process_upload_task.delay_on_commit(upload.pk)
+    send_on_commit(process_upload_task, upload.pk, Upload)
     return UploadCreated(upload, duplicate=False)
 
 
-def upload_fail(upload_id: int, message: str) -> None:
-    Upload.objects.filter(pk=upload_id).update(status=Upload.Status.FAILED, error=message)
+def _shortened(name: str, max_bytes: int) -> str:
+    """``name`` cut to ``max_bytes`` bytes of UTF-8, keeping its suffix (".zip", ".tar.gz")."""
+    if len(name.encode()) <= max_bytes:
+        return name
+    suffix = "".join(Path(name).suffixes[-2:])
+    if len(suffix) > 12:
+        suffix = ""
+    room = max_bytes - len(suffix.encode())
+    stem = name[: len(name) - len(suffix)].encode()[:room].decode("utf-8", "ignore")
+    return stem + suffix
+
+
+def upload_resume(upload: Upload) -> bool:
+    """A person sent an archive again: if its earlier upload failed or stalled (a claim
+    gone silent, or never picked up), start it over; runs of its experiment that failed
+    are graded again. True when something was resumed."""
+    from webapp.results.tasks import grade_run_task, process_upload_task
+
+    silent = Q(heartbeat_at__lt=stale_before()) | Q(heartbeat_at__isnull=True)
+    with transaction.atomic():
+        if upload.experiment_id is None:
+            restarted = (
+                Upload.objects.filter(pk=upload.pk, experiment__isnull=True)
+                .filter(
+                    Q(status=Upload.Status.FAILED)
+                    | Q(status=Upload.Status.QUEUED, dispatched_at__lt=stale_before())
+                    | Q(status=Upload.Status.PROCESSING) & silent
+                )
+                .update(
+                    status=Upload.Status.QUEUED,
+                    error="",
+                    claimed_by="",
+                    attempts=0,
+                    dispatched_at=None,
+                )
+            )
+            if restarted:
+                send_on_commit(process_upload_task, upload.pk, Upload)
+        else:
+            failed = list(
+                Run.objects.filter(
+                    experiment_id=upload.experiment_id, status=Run.Status.FAILED
+                ).values_list("pk", flat=True)
+            )
+            Run.objects.filter(pk__in=failed).update(
+                status=Run.Status.QUEUED, error="", claimed_by="", attempts=0, dispatched_at=None
+            )
+            restarted = len(failed)
+            if failed:
+                Upload.objects.filter(pk=upload.pk).update(
+                    status=Upload.Status.PROCESSING, error=""
+                )
+            for run_id in failed:
+                send_on_commit(grade_run_task, run_id, Run)
+    upload.refresh_from_db()
+    return bool(restarted)
+
+
+def upload_fail(upload_id: int, message: str, token: str = "") -> bool:
+    """Fail an upload with a message for its owner; with ``token``, only while that claim
+    holds it. Its extracted files are removed."""
+    query = (
+        holding(Upload, upload_id, token, Upload.Status.PROCESSING)
+        if token
+        else Upload.objects.filter(pk=upload_id)
+    )
+    failed = bool(query.update(status=Upload.Status.FAILED, error=message, claimed_by=""))
+    if failed:
+        shutil.rmtree(Path(settings.MEDIA_ROOT) / "extracted" / str(upload_id), ignore_errors=True)
+    return failed
+
+
+def upload_release(upload_id: int, token: str) -> bool:
+    """Hand an upload back after a transient failure (queued again, sent again by the
+    retry); past ``MLEBOARD_MAX_ATTEMPTS`` claims it fails instead. True when released."""
+    attempts = Upload.objects.filter(pk=upload_id).values_list("attempts", flat=True).first()
+    if attempts is not None and attempts >= settings.MLEBOARD_MAX_ATTEMPTS:
+        upload_fail(
+            upload_id,
+            f"the upload could not be read after {attempts} attempts (the database or the "
+            "storage kept failing); send the archive again to retry",
+            token,
+        )
+        return False
+    return bool(
+        holding(Upload, upload_id, token, Upload.Status.PROCESSING).update(
+            status=Upload.Status.QUEUED, claimed_by="", dispatched_at=timezone.now()
+        )
+    )
 
 
 def extraction_dir(upload: Upload) -> Path:
     return Path(settings.MEDIA_ROOT) / "extracted" / str(upload.pk)
 
 
-def upload_process(upload_id: int) -> Upload | None:
-    """Unpack and read a queued upload and create its experiment and runs in one
-    transaction. Refusals are final (the upload is failed with the reason, and the
+def upload_process(upload_id: int, *, token: str = "") -> Upload | None:
+    """Unpack and read a queued upload under the claim ``token`` and create its
+    experiment and runs in one transaction, which also ends the claim: an upload is
+    read at most once. Refusals are final (the upload is failed with the reason and the
     extracted files are removed); returns None if another task holds the upload."""
-    claimed = Upload.objects.filter(pk=upload_id, status=Upload.Status.QUEUED).update(
-        status=Upload.Status.PROCESSING
-    )
-    if not claimed:
+    from webapp.results.tasks import grade_run_task
+
+    token = token or new_token()
+    if not claim(
+        Upload,
+        upload_id,
+        token,
+        waiting=[Upload.Status.QUEUED],
+        running=Upload.Status.PROCESSING,
+        extra=Q(experiment__isnull=True),
+    ):
         return None
     upload = Upload.objects.select_related("owner").get(pk=upload_id)
     dest = extraction_dir(upload)
     try:
-        if dest.exists():  # a previous attempt died half-way
-            shutil.rmtree(dest)
-        extract_archive(Path(upload.archive.path), dest, archive_limits())
-        known = set(Competition.objects.filter(retired=False).values_list("slug", flat=True))
-        contents = read_upload(dest, known_competitions=known, seeds=_seeds(upload.metadata))
+        with heartbeat(Upload, upload_id, token):
+            if dest.exists():  # a previous attempt died half-way
+                shutil.rmtree(dest)
+            extract_archive(Path(upload.archive.path), dest, archive_limits())
+            known = set(Competition.objects.filter(retired=False).values_list("slug", flat=True))
+            contents = read_upload(dest, known_competitions=known, seeds=_seeds(upload.metadata))
         with transaction.atomic():
             experiment = _experiment_from(upload, contents)
-            Upload.objects.filter(pk=upload.pk).update(
-                experiment=experiment, kind=contents.kind, warnings=list(contents.warnings)
+            done = contents.kind == "reports"
+            held = holding(Upload, upload_id, token, Upload.Status.PROCESSING).update(
+                experiment=experiment,
+                kind=contents.kind,
+                warnings=[*contents.warnings, *_nan_score_warnings(contents)],
+                claimed_by="",
+                status=Upload.Status.GRADED if done else Upload.Status.PROCESSING,
             )
+            if not held:  # the claim was taken back meanwhile: another attempt reads it
+                transaction.set_rollback(True)
+                return None
+            if done:
+                figures_due([experiment.pk])
+            for run_id in Run.objects.filter(experiment=experiment).values_list("pk", flat=True):
+                send_on_commit(grade_run_task, run_id, Run)
     except (ArchiveRefused, UploadLayoutError, UnicodeDecodeError, ValueError) as exc:
-        shutil.rmtree(dest, ignore_errors=True)
-        upload_fail(upload.pk, str(exc))
+        upload_fail(upload.pk, str(exc), token)
         return Upload.objects.get(pk=upload.pk)
-    except Exception:
-        # Not the upload's fault (storage or database trouble): hand it back for a retry.
+    except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
-        Upload.objects.filter(pk=upload.pk, status=Upload.Status.PROCESSING).update(
-            status=Upload.Status.QUEUED
-        )
         raise
-    upload.refresh_from_db()
-    if contents.kind == "reports":
-        Upload.objects.filter(pk=upload.pk).update(status=Upload.Status.GRADED)
-        from webapp.results.tasks import refresh_experiment_aggregate_task
+    return Upload.objects.get(pk=upload.pk)
 
-        refresh_experiment_aggregate_task.delay_on_commit(upload.experiment_id)
-    else:
-        from webapp.results.tasks import grade_run_task
 
-        for run_id in Run.objects.filter(experiment=upload.experiment).values_list("pk", flat=True):
-            grade_run_task.delay_on_commit(run_id)
-    return upload
+def _nan_score_warnings(contents) -> list[str]:
+    """Reported NaN scores are stored as no score (null), as MLE-bench writes a missing
+    one: JSON cannot carry NaN, and a NaN would sort above every real score."""
+    nan = sorted(
+        f"{r.competition_id} (seed {g.seed})"
+        for g in contents.reported
+        for r in g.reports
+        if r.score is not None and math.isnan(r.score)
+    )
+    if not nan:
+        return []
+    shown = ", ".join(nan[:5]) + (f" and {len(nan) - 5} more" if len(nan) > 5 else "")
+    return [f"{len(nan)} report(s) give the score NaN, stored as no score (null): {shown}"]
 
 
 def _seeds(metadata: dict) -> dict[str, int] | None:
@@ -203,7 +324,8 @@ def _experiment_from(upload: Upload, contents) -> Experiment:
 
 
 def upload_finish_if_done(experiment_id: int) -> bool:
-    """Mark the experiment's upload graded once no run is waiting or grading; True then."""
+    """Mark the experiment's upload graded once no run is waiting or grading (runs that
+    failed are listed on its page with their reasons); True then."""
     pending = Run.objects.filter(
         experiment_id=experiment_id, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]
     ).exists()
@@ -229,8 +351,10 @@ def experiment_regrade(experiment: Experiment) -> int:
             .exclude(status=Run.Status.RUNNING)
             .values_list("pk", flat=True)
         )
-        Run.objects.filter(pk__in=run_ids).update(status=Run.Status.QUEUED, claimed_by="", error="")
+        Run.objects.filter(pk__in=run_ids).update(
+            status=Run.Status.QUEUED, claimed_by="", error="", attempts=0, dispatched_at=None
+        )
         Upload.objects.filter(experiment=experiment).update(status=Upload.Status.PROCESSING)
         for run_id in run_ids:
-            grade_run_task.delay_on_commit(run_id)
+            send_on_commit(grade_run_task, run_id, Run)
     return len(run_ids)

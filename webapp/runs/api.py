@@ -2,6 +2,7 @@
 
 from django.http import Http404
 from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -9,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.splits import SPLIT_ALIASES, SPLIT_SLUGS
+from runner.spec import MAX_GPUS
 from webapp.runs import selectors
 from webapp.runs.services import LaunchRefused, agent_run_cancel, launch_create_from_input
 
@@ -32,7 +34,7 @@ class LaunchInput(serializers.Serializer):
         required=False, allow_blank=True, default="", help_text='e.g. "8g"; empty: no limit'
     )
     shm = serializers.CharField(required=False, allow_blank=True, default="")
-    gpus = serializers.IntegerField(min_value=0, default=0)
+    gpus = serializers.IntegerField(min_value=0, max_value=MAX_GPUS, default=0)
     time_limit_s = serializers.FloatField(
         min_value=1, required=False, allow_null=True, default=None
     )
@@ -83,6 +85,7 @@ class LaunchCreateApi(APIView):
 class LaunchDetailApi(APIView):
     permission_classes = [IsAuthenticated]
 
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, pk: int):
         launch = selectors.launches_visible_to(request.user).filter(pk=pk).first()
         if launch is None:
@@ -93,6 +96,7 @@ class LaunchDetailApi(APIView):
 class AgentRunDetailApi(APIView):
     permission_classes = [IsAuthenticated]
 
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, pk: int):
         run = (
             selectors.agent_runs_visible_to(request.user)

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from webapp.work import Dispatched
+
 
 class Launch(models.Model):
     owner = models.ForeignKey(
@@ -41,7 +43,7 @@ class Launch(models.Model):
         return reverse("launch-detail", args=[self.pk])
 
 
-class AgentRun(models.Model):
+class AgentRun(Dispatched):
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
@@ -69,7 +71,6 @@ class AgentRun(models.Model):
     status = models.CharField(
         max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True
     )
-    claimed_by = models.CharField(max_length=64, blank=True)
     cancel_requested = models.BooleanField(default=False)
     message = models.TextField(blank=True)
     detail = models.TextField(blank=True)
@@ -83,7 +84,6 @@ class AgentRun(models.Model):
     validation_counts = models.JSONField(default=dict, blank=True)
     gpu_ids = models.JSONField(default=list, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     result_run = models.OneToOneField(
         "results.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="agent_run"

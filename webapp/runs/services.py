@@ -2,7 +2,6 @@
 ``runner.run_agent`` (the same code as ``mleboard run``); its outputs are then graded
 like an upload, as a run of the launch's verified experiment."""
 
-import datetime as dt
 import logging
 import shutil
 import threading
@@ -22,6 +21,7 @@ from webapp.results.models import Experiment, Run
 from webapp.results.services import agent_get_or_create
 from webapp.runs.capacity import CapacityError, HostCapacity, HostResources
 from webapp.runs.models import AgentRun, Launch, SubmissionSnapshot
+from webapp.work import claim, heartbeat_interval, holding, new_token, send_on_commit
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def launch_create(
         from webapp.runs.tasks import execute_agent_run_task
 
         for run in runs:
-            execute_agent_run_task.delay_on_commit(run.pk)
+            send_on_commit(execute_agent_run_task, run.pk, AgentRun)
     return launch
 
 
@@ -181,20 +181,19 @@ def _hardware(cpus, memory, gpus) -> str:
 
 
 def agent_run_claim(run_id: int, token: str) -> bool:
-    """Queued -> running, for one task only. The same task re-delivered after its worker
-    died may take the run back, but only once its heartbeat has stopped (a long run is
-    never started twice)."""
-    stale = timezone.now() - dt.timedelta(seconds=settings.MLEBOARD_RUN_HEARTBEAT_STALE_S)
-    claimable = Q(status=AgentRun.Status.QUEUED, cancel_requested=False)
-    if token:
-        claimable |= Q(status=AgentRun.Status.RUNNING, claimed_by=token, heartbeat_at__lt=stale)
-    now = timezone.now()
-    return (
-        AgentRun.objects.filter(claimable, pk=run_id).update(
-            status=AgentRun.Status.RUNNING, claimed_by=token, started_at=now, heartbeat_at=now
-        )
-        == 1
+    """Queued -> running, for one task only (a long run is never started twice). A run
+    whose worker died is ended by the sweeper when its heartbeat stops, not re-run."""
+    claimed = claim(
+        AgentRun,
+        run_id,
+        token,
+        waiting=[AgentRun.Status.QUEUED],
+        running=AgentRun.Status.RUNNING,
+        extra=Q(cancel_requested=False),
     )
+    if claimed:
+        AgentRun.objects.filter(pk=run_id).update(started_at=timezone.now())
+    return claimed
 
 
 class RetryLater(Exception):
@@ -207,6 +206,7 @@ def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
     resources are busy (the run is handed back to the queue)."""
     from runner.harness import run_agent, spec_for_agent
 
+    token = token or new_token()
     if not agent_run_claim(run_id, token):
         return None
     run = AgentRun.objects.select_related("launch", "competition").get(pk=run_id)
@@ -218,8 +218,8 @@ def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
     except CapacityError as exc:
         return _finish_without_running(run, AgentRun.Status.HARNESS_ERROR, str(exc))
     if reservation is None:
-        AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.RUNNING).update(
-            status=AgentRun.Status.QUEUED, claimed_by=""
+        holding(AgentRun, run.pk, token, AgentRun.Status.RUNNING).update(
+            status=AgentRun.Status.QUEUED, claimed_by="", dispatched_at=timezone.now()
         )
         raise RetryLater(f"no room on this host for {run}")
     try:
@@ -250,6 +250,7 @@ def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
         control = RunControl(
             cancel=cancel,
             heartbeat=watcher.heartbeat,
+            heartbeat_interval_s=heartbeat_interval(),
             on_started=lambda name: AgentRun.objects.filter(pk=run.pk).update(container=name),
         )
         outcome = run_agent(
@@ -338,10 +339,12 @@ def _hand_to_grading(run: AgentRun, submission: Path | None) -> None:
             "submission_path": str(submission) if submission else "",
             "status": Run.Status.QUEUED,
             "claimed_by": "",
+            "attempts": 0,
+            "dispatched_at": None,
         },
     )
     AgentRun.objects.filter(pk=run.pk).update(result_run=result)
-    grade_run_task.delay_on_commit(result.pk)
+    send_on_commit(grade_run_task, result.pk, Run)
 
 
 def _grade_snapshots(run: AgentRun, snapshots) -> None:
@@ -385,28 +388,27 @@ def agent_run_cancel(run: AgentRun) -> str:
     return AgentRun.objects.values_list("status", flat=True).get(pk=run.pk)
 
 
-def agent_runs_reap(stale_after_s: float) -> list[int]:
-    """End runs whose heartbeat stopped (their worker or container is gone)."""
-    cutoff = timezone.now() - dt.timedelta(seconds=stale_after_s)
-    stuck = list(
-        AgentRun.objects.filter(
-            status=AgentRun.Status.RUNNING, heartbeat_at__lt=cutoff
-        ).values_list("pk", flat=True)
+def agent_run_end_silent(run_id: int, cutoff) -> bool:
+    """End a run whose heartbeat stopped before ``cutoff`` (its worker or container is
+    gone): recorded as a harness error, its container removed, its (missing) submission
+    handed to grading so the experiment counts it. True when this call ended it."""
+    ended = AgentRun.objects.filter(
+        pk=run_id, status=AgentRun.Status.RUNNING, heartbeat_at__lt=cutoff
+    ).update(
+        status=AgentRun.Status.HARNESS_ERROR,
+        message=(
+            f"The run's heartbeat stopped for more than {settings.MLEBOARD_STALE_AFTER_S} s: "
+            "its worker or container is gone."
+        ),
+        finished_at=timezone.now(),
+        claimed_by="",
     )
-    for pk in stuck:
-        updated = AgentRun.objects.filter(
-            pk=pk, status=AgentRun.Status.RUNNING, heartbeat_at__lt=cutoff
-        ).update(
-            status=AgentRun.Status.HARNESS_ERROR,
-            message=f"The run's heartbeat stopped for more than {stale_after_s:.0f} s: its worker or container is gone.",
-            finished_at=timezone.now(),
-        )
-        if updated:
-            run = AgentRun.objects.select_related("launch").get(pk=pk)
-            _remove_leftover_container(run)
-            with transaction.atomic():
-                _hand_to_grading(run, submission=None)
-    return stuck
+    if ended:
+        run = AgentRun.objects.select_related("launch").get(pk=run_id)
+        _remove_leftover_container(run)
+        with transaction.atomic():
+            _hand_to_grading(run, submission=None)
+    return bool(ended)
 
 
 def _remove_leftover_container(run: AgentRun) -> None:

@@ -1,9 +1,15 @@
-"""The ``runs`` queue: one task per (competition, seed) agent run."""
+"""The ``runs`` queue: one task per (competition, seed) agent run. Runs whose worker died
+are ended by the sweeper (``webapp.sweeper``) when their heartbeat stops."""
+
+import logging
 
 from celery import shared_task
 from django.conf import settings
 
-from webapp.runs.services import RetryLater, agent_run_execute, agent_runs_reap
+from webapp.runs.services import RetryLater, agent_run_execute
+from webapp.work import new_token
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -15,12 +21,7 @@ from webapp.runs.services import RetryLater, agent_run_execute, agent_runs_reap
 )
 def execute_agent_run_task(self, agent_run_id: int) -> None:
     try:
-        agent_run_execute(agent_run_id, token=self.request.id or "")
+        agent_run_execute(agent_run_id, token=self.request.id or new_token())
     except RetryLater as exc:
         # The host is full: try again shortly (no limit: the run waits its turn).
         raise self.retry(exc=exc, countdown=settings.MLEBOARD_RUN_RETRY_S) from None
-
-
-@shared_task(name="webapp.runs.tasks.reap_agent_runs_task")
-def reap_agent_runs_task() -> list[int]:
-    return agent_runs_reap(settings.MLEBOARD_RUN_HEARTBEAT_STALE_S)

@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from benchmark.splits import SPLIT_SLUGS, split_choices
+from runner.spec import MAX_GPUS
 from webapp.runs import selectors
 from webapp.runs.services import (
     LaunchRefused,
@@ -29,7 +30,7 @@ class LaunchForm(forms.Form):
     # The paper's protocol: 24 h, 36 vCPU, 440 GB, one A10-class GPU.
     cpus = forms.FloatField(min_value=0.01, required=False, initial=36)
     memory = forms.CharField(required=False, initial="440g")
-    gpus = forms.IntegerField(min_value=0, initial=1)
+    gpus = forms.IntegerField(min_value=0, max_value=MAX_GPUS, initial=1)
     time_limit_s = forms.FloatField(
         min_value=1, required=False, initial=24 * 3600, label="Time limit (s)"
     )
@@ -72,7 +73,9 @@ def launch_new(request):
             messages.error(request, f"Not launched: {exc}")
         else:
             return redirect(launch.get_absolute_url())
-    return render(request, "runs/launch_new.html", {"form": form})
+    # A form sent back with what is wrong answers 400 (the messages say why).
+    status = 400 if request.method == "POST" else 200
+    return render(request, "runs/launch_new.html", {"form": form}, status=status)
 
 
 @login_required

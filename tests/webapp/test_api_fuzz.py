@@ -1,0 +1,119 @@
+"""The whole API fuzzed from its own OpenAPI schema (``/api/schema/``, drf-spectacular's):
+schemathesis builds requests valid and invalid for every operation and sends them to the
+WSGI application in-process, on the test database, signed in with a token that may
+launch runs, so the write endpoints are exercised too. No request may answer a 5xx.
+
+Bounded and reproducible: hypothesis is derandomized and each operation gets at most
+``MAX_EXAMPLES`` generated cases (plus schemathesis' explicit coverage cases). Ids from 1
+name real objects (sequences are reset), so the fuzzer's small ids reach real rows."""
+
+import json
+import random
+
+import pytest
+import schemathesis
+from django.contrib.auth.models import Permission
+from django.core.files.uploadedfile import SimpleUploadedFile
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from rest_framework.authtoken.models import Token
+from schemathesis.checks import not_a_server_error
+
+from benchmark.catalogue import competitions_in_split
+from tests.benchmark import archive_builders as ab
+from tests.webapp.factories import synthetic_report
+from webapp.competitions.services import catalogue_sync
+from webapp.results.services import (
+    ReportedRunGroup,
+    agent_get_or_create,
+    experiment_create_from_reports,
+)
+from webapp.wsgi import application
+
+pytestmark = pytest.mark.django_db(transaction=True, reset_sequences=True)
+
+MAX_EXAMPLES = 30
+ARCHIVE = ab.zip_bytes(ab.run_group_files("rg", ["spaceship-titanic"]))
+COMPETITIONS = [c.id for c in competitions_in_split("low")][:2]
+
+# Loaded at collection: serving the schema reads no database.
+schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
+
+
+@pytest.fixture
+def site(tmp_path, settings, django_user_model, monkeypatch):
+    """A user who may launch runs, with a token; a published reported experiment with
+    reports; an upload; a launch with agent runs. Nothing is sent to Celery."""
+    from webapp.celery import app
+    from webapp.results.uploads import upload_create
+    from webapp.runs.services import launch_create
+
+    monkeypatch.setattr(app.Task, "apply_async", lambda *args, **kwargs: None)
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
+    catalogue_sync()
+    user = django_user_model.objects.create_user("fuzz", password="pw-fuzz-12345")
+    user.user_permissions.add(Permission.objects.get(codename="launch_agent_runs"))
+    rng = random.Random(0)
+    experiment_create_from_reports(
+        name="reported",
+        agent=agent_get_or_create("aide", "gpt-4o"),
+        run_groups=[
+            ReportedRunGroup(f"rg{s}", s, [synthetic_report(c, rng, s) for c in COMPETITIONS])
+            for s in range(2)
+        ],
+        owner=user,
+        is_published=True,
+    )
+    upload_create(
+        owner=user,
+        uploaded_file=SimpleUploadedFile("runs.zip", ARCHIVE),
+        metadata={"scaffold": "aide", "model": "gpt-4o"},
+    )
+    for cid in COMPETITIONS:
+        (settings.MLEBOARD_DATA_DIR / cid / "prepared" / "public").mkdir(parents=True)
+    launch_create(owner=user, agent_name="baseline", competitions=COMPETITIONS, seeds=2)
+    return Token.objects.create(user=user).key
+
+
+# The hooks below mix real values into what the schema alone would give (which almost
+# never names a row or an agent), so that the fuzzed fields reach the code past the
+# lookups: ids 1-3 name the site's rows; a launch names a real agent and competitions; an
+# upload carries a real archive and metadata holding the fuzzed text.
+
+
+@schema.hook
+def flatmap_path_parameters(context, parameters):
+    real = {"id": st.integers(1, 3), "slug": st.sampled_from(COMPETITIONS)}
+    named = {k: v for k, v in real.items() if k in (parameters or {})}
+    if not named:
+        return st.just(parameters)
+    mixed = st.fixed_dictionaries(named).map(lambda values: {**parameters, **values})
+    return st.one_of(st.just(parameters), mixed)
+
+
+@schema.hook
+def flatmap_body(context, body):
+    if not isinstance(body, dict):
+        return st.just(body)
+    if context.operation.path == "/api/launches/":
+        real = {"agent": "baseline", "competitions": COMPETITIONS, "backend": "local"}
+    elif context.operation.path == "/api/uploads/":
+        text = str(body.get("metadata", ""))
+        metadata = {"scaffold": text[:100] or "aide", "model": "gpt-4o", "name": text[:200]}
+        real = {"archive": ARCHIVE, "metadata": json.dumps(metadata)}
+    else:
+        return st.just(body)
+    return st.one_of(st.just(body), st.just({**body, **real}))
+
+
+@schema.parametrize()
+@settings(
+    max_examples=MAX_EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+def test_no_request_to_the_api_is_a_server_error(case, site):
+    case.call_and_validate(headers={"Authorization": f"Token {site}"}, checks=[not_a_server_error])

@@ -1,0 +1,73 @@
+"""Bad input answered as such, never as a server error.
+
+* ``RejectNulMiddleware``: a NUL character in the address (path or query string) is
+  answered 400. No page or filter takes one, and PostgreSQL refuses NUL in text, so
+  any query it reached would fail.
+* ``parse_json``: JSON from a person, with nesting deeper than Python's parser reads
+  refused as a ``ValueError`` (the parser itself raises ``RecursionError``).
+* ``JSONParser``: DRF's, with the same refusal (a 400 ``ParseError``).
+* ``JSONRenderer``: DRF's, with non-finite floats (a stored NaN or infinite score or
+  threshold) written as null: JSON has no literal for them.
+"""
+
+import json
+import math
+
+from django.http import HttpResponse, JsonResponse
+from rest_framework import parsers, renderers
+from rest_framework.exceptions import ParseError
+
+NUL_MESSAGE = (
+    "The address contains a NUL character (%00), which no page, filter or search accepts: "
+    "remove it and try again."
+)
+TOO_DEEP = "it is nested too deeply (more levels of [ ] or { } than can be read)"
+
+
+class RejectNulMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if "\x00" in request.path or any(
+            "\x00" in key or any("\x00" in v for v in values) for key, values in request.GET.lists()
+        ):
+            if request.path.startswith("/api/"):
+                return JsonResponse({"error": NUL_MESSAGE}, status=400)
+            return HttpResponse(NUL_MESSAGE, status=400, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
+
+
+def parse_json(text: str):
+    """``json.loads``, raising ValueError (JSONDecodeError for malformed JSON) for any
+    text it cannot read, nesting too deep for the parser included."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
+
+
+class JSONParser(parsers.JSONParser):
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError(f"JSON parse error - {TOO_DEEP}") from None
+
+
+def _finite(data):
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: _finite(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_finite(value) for value in data]
+    return data
+
+
+class JSONRenderer(renderers.JSONRenderer):
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        try:
+            return super().render(data, accepted_media_type, renderer_context)
+        except ValueError:  # "Out of range float values are not JSON compliant"
+            return super().render(_finite(data), accepted_media_type, renderer_context)
