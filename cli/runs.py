@@ -1,4 +1,4 @@
-"""``mleboard run`` and ``mleboard images``: run an agent without the web app.
+"""``mleboard run``, ``mleboard images`` and ``mleboard reap``: run agents without the web app.
 
 Here ``runner`` (which runs agents) and ``benchmark`` (which grades) meet on the command
 line: the run's outcome and, when the data has private answers, its grade report are
@@ -19,9 +19,10 @@ DEFAULT_BACKEND_ENV = "MLEBOARD_RUN_BACKEND"
 
 
 def register(subparsers) -> None:
-    """Add ``run`` and ``images`` to the ``mleboard`` parser."""
+    """Add ``run``, ``images`` and ``reap`` to the ``mleboard`` parser."""
     _add_run(subparsers)
     _add_images(subparsers)
+    _add_reap(subparsers)
 
 
 # ---------------------------------------------------------------- run
@@ -172,16 +173,9 @@ def cmd_images(args: argparse.Namespace) -> int:
         agents = [load_agent(d) for d in args.agent_dir] + [find_agent(n) for n in args.agent]
         if not agents:
             agents = [a for a in shipped_agents().values() if not a.build_network]
-        import docker
-
-        client = docker.from_env()
-        client.ping()
     except AgentConfigError as error:
         raise CommandError(str(error)) from error
-    except Exception as error:  # the SDK's several ways of saying "no engine"
-        raise CommandError(
-            f"no Docker engine reachable ({error}); run scripts/docker-up.sh"
-        ) from error
+    client = _engine()
 
     def progress(message: str) -> None:
         print(f"mleboard images: {message}", file=sys.stderr, flush=True)
@@ -194,3 +188,55 @@ def cmd_images(args: argparse.Namespace) -> int:
         state = f"built in {image.seconds:.1f}s" if image.built else "up to date"
         print(f"{image.ref}\t{state}")
     return 0
+
+
+# ---------------------------------------------------------------- reap
+
+
+def _add_reap(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "reap",
+        help="remove run containers past their deadline (or exited) from the Docker engine",
+        description=(
+            "Remove mleboard's run containers that should no longer exist: running past the "
+            "deadline in their labels plus the kill grace, exited, or created and never "
+            "started. Each container ends itself at that time; this is the second line, for "
+            "a container whose watchdog failed. Prints what was removed as JSON."
+        ),
+    )
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=None,
+        help="seconds after a deadline before removing (default: $MLEBOARD_RUN_KILL_GRACE_S or "
+        "30), for containers that carry no kill-after label",
+    )
+    parser.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    parser.set_defaults(handler=cmd_reap)
+
+
+def cmd_reap(args: argparse.Namespace) -> int:
+    from runner.docker_backend import reap_expired
+
+    client = _engine()
+    try:
+        removed = reap_expired(client, grace_s=args.grace, dry_run=args.dry_run)
+    except ValueError as error:  # a malformed MLEBOARD_RUN_KILL_GRACE_S
+        raise CommandError(str(error)) from error
+    json.dump({"removed": removed, "dry_run": args.dry_run}, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _engine():
+    """The Docker engine from the environment; ``CommandError`` if none answers."""
+    try:
+        import docker
+
+        client = docker.from_env()
+        client.ping()
+    except Exception as error:  # the SDK's several ways of saying "no engine"
+        raise CommandError(
+            f"no Docker engine reachable ({error}); run scripts/docker-up.sh"
+        ) from error
+    return client

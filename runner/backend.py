@@ -4,21 +4,25 @@ A backend starts the agent, streams its output into a ``LogSink`` and returns a
 ``BackendResult``; the harness (``runner.harness``) does everything around it. Once the
 agent is started, ``supervise`` does the rest: it copies the output into the sink, waits
 for the exit and runs the watch loop, where the harness - not the agent - enforces the
-time limit and honours a cancel request, and where the heartbeat and periodic work
-(snapshots) are driven from. A backend only starts and kills its agent (a process, a
-container) and says what its exit status means.
+time limit and honours a cancel request, and where the heartbeat is driven from.
+Snapshots of the submission are copied on a thread of their own (``Snapshots``), with the
+same byte limits as the final outputs, so that a slow or huge copy never delays the time
+limit. A backend only starts and kills its agent (a process, a container), copies a file
+out of its reach and says what its exit status means.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from runner.logs import LogSink
-from runner.spec import Outcome, RunDirs, RunSpec
+from runner.spec import Outcome, RunDirs, RunSpec, Snapshot
 
 
 class HarnessError(RuntimeError):
@@ -32,8 +36,9 @@ class RunControl:
     Set ``cancel`` (from any thread) to stop the agent; the backend kills it within about
     ``poll_s`` seconds. ``heartbeat`` is called every ``heartbeat_interval_s`` while the
     agent runs (a Celery task records it so that a reaper can end runs whose worker died).
-    ``on_tick(elapsed_s)`` is called every poll while the agent runs (the harness takes
-    its snapshots there). ``on_started(name)`` receives the container or process id.
+    ``on_tick(elapsed_s)`` is called every poll while the agent runs (keep it quick: the
+    time limit waits for it). ``on_started(name)`` receives the container or process id.
+    ``snapshots`` (set by the harness) copies the submission periodically on its own thread.
     """
 
     cancel: threading.Event = field(default_factory=threading.Event)
@@ -42,6 +47,7 @@ class RunControl:
     poll_s: float = 0.2
     on_tick: Callable[[float], None] | None = None
     on_started: Callable[[str], None] | None = None
+    snapshots: Snapshots | None = None
 
 
 @dataclass
@@ -54,6 +60,10 @@ class BackendResult:
     started_at: float | None = None
     exited_at: float | None = None
     detail: str = ""
+    # Set when the outputs went past a limit: what was over (the run's outcome is then
+    # ``failed`` unless it had already ended otherwise).
+    outputs_exceeded: str = ""
+    outputs_limit: int = 0
 
 
 class Backend(Protocol):
@@ -104,10 +114,116 @@ def agent_env(
     return env
 
 
+@dataclass(frozen=True)
+class Fetched:
+    """What copying one file out of the agent's reach did: ``copied``, or why not. ``size``
+    is the file's apparent size when known; ``too_large`` says it was over the limit (and
+    was not read)."""
+
+    copied: bool
+    size: int | None = None
+    too_large: bool = False
+    reason: str = ""
+
+
+# Copies the agent's submission to a host path, reading at most ``max_bytes``.
+FetchSubmission = Callable[[Path, int], Fetched]
+
+
+class Snapshots:
+    """Copies ``submission.csv`` into ``directory`` every ``interval_s`` seconds of the
+    agent's run, on a thread of its own, each copy bounded by ``max_bytes`` and all of them
+    together by ``total_bytes`` (``None``: no bound beyond each one's).
+
+    A submission over ``max_bytes`` is not copied: ``exceeded`` is set with the reason
+    (the watch loop then stops the run). Once the total is spent no more are taken
+    (``skipped`` says so). The thread never holds up the time limit: the watch loop does
+    not wait for it, and ``stop`` waits only briefly.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        interval_s: float | None,
+        max_bytes: int,
+        total_bytes: int | None = None,
+    ) -> None:
+        self.directory = directory
+        self.interval_s = interval_s
+        self.max_bytes = max_bytes
+        self.left = total_bytes
+        self.skipped = ""
+        self.exceeded = threading.Event()
+        self.exceeded_reason = ""
+        self._taken: list[Snapshot] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def taken(self) -> tuple[Snapshot, ...]:
+        with self._lock:
+            return tuple(self._taken)
+
+    def start(self, fetch: FetchSubmission, started_monotonic: float) -> None:
+        if not self.interval_s or self._thread is not None:
+            return
+        self._thread = threading.Thread(
+            target=self._loop, args=(fetch, started_monotonic), name="snapshots", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop taking snapshots; one still being copied is dropped if not done in time."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
+    def _loop(self, fetch: FetchSubmission, started_monotonic: float) -> None:
+        assert self.interval_s
+        next_at = self.interval_s
+        while not self._stop.wait(max(0.0, started_monotonic + next_at - time.monotonic())):
+            elapsed = time.monotonic() - started_monotonic
+            next_at += self.interval_s * (1 + int(max(0.0, elapsed - next_at) // self.interval_s))
+            self._take(fetch, elapsed)
+
+    def _take(self, fetch: FetchSubmission, elapsed_s: float) -> None:
+        target = self.directory / f"submission_{int(elapsed_s):08d}s.csv"
+        partial = target.with_name(target.name + ".partial")
+        most = self.max_bytes if self.left is None else min(self.max_bytes, self.left)
+        try:
+            fetched = fetch(partial, most)
+        except Exception as exc:  # the agent or its container went away meanwhile
+            fetched = Fetched(copied=False, reason=f"{type(exc).__name__}: {exc}")
+        with self._lock:
+            if fetched.copied and not self._stop.is_set():
+                partial.rename(target)
+                self._taken.append(Snapshot(elapsed_s=elapsed_s, path=target))
+                if self.left is not None:
+                    self.left -= fetched.size or 0
+                return
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        if fetched.too_large and (fetched.size or 0) <= self.max_bytes:
+            # Only the snapshots' total is spent: no more snapshots, the run goes on.
+            self.skipped = (
+                f"snapshots stopped at {elapsed_s:.0f}s: together they would pass "
+                f"{self.max_bytes if self.left is None else self.left} more bytes"
+            )
+            self._stop.set()
+        elif fetched.too_large and not self.exceeded.is_set():
+            self.exceeded_reason = (
+                f"submission.csv is {fetched.size} bytes, over the limit of {self.max_bytes} "
+                "bytes (MLEBOARD_MAX_SUBMISSION_BYTES)"
+            )
+            self.exceeded.set()
+
+
 class StopReason:
     EXITED = "exited"
     TIMED_OUT = "timed_out"
     CANCELLED = "cancelled"
+    OUTPUTS_EXCEEDED = "outputs_exceeded"
 
 
 def watch(
@@ -116,7 +232,8 @@ def watch(
     time_limit_s: float | None,
     control: RunControl,
 ) -> str:
-    """Wait until the agent exits, its time is up or the run is cancelled.
+    """Wait until the agent exits, its time is up, the run is cancelled or its outputs went
+    past a limit (seen by ``control.snapshots``).
 
     Returns a ``StopReason``. ``exited`` is set by the backend's waiter thread. Heartbeat
     and tick callbacks run here; an exception in one is the caller's bug and propagates
@@ -133,6 +250,8 @@ def watch(
             return StopReason.EXITED
         if control.cancel.is_set():
             return StopReason.CANCELLED
+        if control.snapshots is not None and control.snapshots.exceeded.is_set():
+            return StopReason.OUTPUTS_EXCEEDED
         elapsed = time.monotonic() - started_monotonic
         if time_limit_s is not None and elapsed >= time_limit_s:
             # A last look: an agent that exited at the very deadline did finish.
@@ -155,6 +274,7 @@ class Stop:
     status: Any = None
     wait_error: Exception | None = None
     exited_at: float | None = None
+    outputs_exceeded: str = ""
 
     def conclude(
         self,
@@ -171,6 +291,12 @@ class Stop:
         elif self.reason == StopReason.CANCELLED:
             result.outcome = Outcome.CANCELLED
             sink.write_line("run cancelled: agent killed")
+        elif self.reason == StopReason.OUTPUTS_EXCEEDED:
+            result.outcome = Outcome.FAILED
+            reason = self.outputs_exceeded or "the outputs went past their limit"
+            result.outputs_exceeded = reason
+            result.outputs_limit = spec.submission_max_bytes
+            sink.write_line(f"outputs exceeded their limit ({reason}): agent killed")
         elif self.wait_error is not None:
             raise HarnessError(f"lost track of the {self.what}: {self.wait_error}")
         else:
@@ -189,6 +315,7 @@ def supervise(
     wait: Callable[[], Any],
     kill: Callable[[], None],
     kill_after_exit: bool = False,
+    fetch_submission: FetchSubmission | None = None,
 ) -> Stop:
     """Look after an agent the backend has just started, until it is over; return how.
 
@@ -198,7 +325,8 @@ def supervise(
     agent is killed unless it exited by itself, and even then with ``kill_after_exit``
     (what it left behind goes too). ``watch`` runs meanwhile; an exception in a control
     callback propagates once the agent is killed. ``what`` names the agent's kind
-    ("process", "container") in messages.
+    ("process", "container") in messages. ``fetch_submission`` copies the submission out
+    for ``control.snapshots`` (taken on their own thread, stopped before the kill).
     """
     started_monotonic = time.monotonic()
     if control.on_started:
@@ -225,9 +353,16 @@ def supervise(
     pump_thread = threading.Thread(target=pump, name="agent-logs", daemon=True)
     pump_thread.start()
     threading.Thread(target=wait_for_exit, name="agent-wait", daemon=True).start()
+    snapshots = control.snapshots
+    if snapshots is not None and fetch_submission is not None:
+        snapshots.start(fetch_submission, started_monotonic)
     try:
         stop.reason = watch(exited, started_monotonic, spec.time_limit_s, control)
     finally:
+        if snapshots is not None:
+            # Never waits long: a copy still running is abandoned (and dropped).
+            snapshots.stop(timeout_s=0.5)
+            stop.outputs_exceeded = snapshots.exceeded_reason
         if kill_after_exit or stop.reason != StopReason.EXITED or not exited.is_set():
             kill()
             exited.wait(30)

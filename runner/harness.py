@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 
 from runner.agent_definition import AgentDefinition
-from runner.backend import Backend, HarnessError, RunControl
+from runner.backend import Backend, HarnessError, RunControl, Snapshots
 from runner.logs import LogSink
 from runner.spec import (
     OUTCOME_MESSAGES,
@@ -33,7 +33,7 @@ from runner.spec import (
     RunDirs,
     RunOutcome,
     RunSpec,
-    Snapshot,
+    outputs_exceeded_message,
 )
 from runner.validation_service import RateLimit, ValidationService, Validator
 
@@ -102,7 +102,9 @@ def client_script() -> str:
     )
 
 
-def _prepare_dirs(dirs: RunDirs, spec: RunSpec, for_container: bool) -> None:
+def _prepare_dirs(dirs: RunDirs) -> None:
+    """The run's folders, all the harness's own: a container's outputs are copied into
+    them at the end (never mounted), the local backend's agent writes them directly."""
     for path in (dirs.submission, dirs.logs, dirs.code, dirs.snapshots, dirs.support):
         path.mkdir(parents=True, exist_ok=True)
     (dirs.support / "instructions.txt").write_text(
@@ -111,14 +113,6 @@ def _prepare_dirs(dirs: RunDirs, spec: RunSpec, for_container: bool) -> None:
     script = dirs.support / "validate_submission.sh"
     script.write_text(client_script())
     script.chmod(0o755)
-    if for_container:
-        # The agent runs as another (non-root) user: hand it its writable areas.
-        uid, _, gid = spec.user.partition(":")
-        for path in (dirs.submission, dirs.logs, dirs.code):
-            if os.geteuid() == 0 and uid.isdigit():
-                os.chown(path, int(uid), int(gid or uid))
-            else:
-                path.chmod(0o777)
 
 
 def regular_submission(dirs: RunDirs) -> Path | None:
@@ -133,40 +127,6 @@ def regular_submission(dirs: RunDirs) -> Path | None:
     except FileNotFoundError:
         return None
     return path if stat.S_ISREG(info.st_mode) else None
-
-
-def _copy_no_follow(source: Path, target: Path) -> bool:
-    """Copy a regular file without following a symlink at ``source``; False if not possible."""
-    try:
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        with os.fdopen(fd, "rb", closefd=False) as src, target.open("wb") as dst:
-            shutil.copyfileobj(src, dst)
-        return True
-    finally:
-        os.close(fd)
-
-
-class _Snapshotter:
-    """Copies ``submission.csv`` every ``interval_s`` seconds of the agent's run."""
-
-    def __init__(self, dirs: RunDirs, interval_s: float | None) -> None:
-        self.dirs = dirs
-        self.interval_s = interval_s
-        self.next_at = interval_s
-        self.taken: list[Snapshot] = []
-
-    def tick(self, elapsed_s: float) -> None:
-        if self.next_at is None or self.interval_s is None or elapsed_s < self.next_at:
-            return
-        self.next_at += self.interval_s * (1 + int((elapsed_s - self.next_at) // self.interval_s))
-        target = self.dirs.snapshots / f"submission_{int(elapsed_s):08d}s.csv"
-        if _copy_no_follow(self.dirs.submission / SUBMISSION_FILENAME, target):
-            self.taken.append(Snapshot(elapsed_s=elapsed_s, path=target))
 
 
 def run_agent(
@@ -207,17 +167,14 @@ def run_agent(
         validation_dir=Path(tempfile.mkdtemp(prefix="mleboard-val-")),
     )
     wall_start = time.monotonic()
-    _prepare_dirs(dirs, spec, for_container=backend.name == "docker")
+    _prepare_dirs(dirs)
     sink = LogSink(dirs.run_log, spec.log_cap_bytes, spec.secret_values)
-    snapshots = _Snapshotter(dirs, snapshot_interval_s)
-    user_tick = control.on_tick
-
-    def on_tick(elapsed_s: float) -> None:
-        snapshots.tick(elapsed_s)
-        if user_tick:
-            user_tick(elapsed_s)
-
-    control.on_tick = on_tick
+    # Snapshots share one budget, the outputs' own: the host keeps at most twice it.
+    snapshots = Snapshots(
+        dirs.snapshots, snapshot_interval_s, spec.submission_max_bytes, spec.output_max_bytes
+    )
+    user_snapshots = control.snapshots
+    control.snapshots = snapshots
     service = ValidationService(
         spec.competition_id,
         Path(data_dir),
@@ -236,21 +193,29 @@ def run_agent(
         detail = f"{type(exc).__name__}: {exc}"
         sink.write_line(f"harness error: {detail}")
     finally:
-        control.on_tick = user_tick
+        control.snapshots = user_snapshots
         sink.close()
         shutil.rmtree(dirs.validation, ignore_errors=True)
+    if snapshots.skipped:
+        detail = "; ".join(d for d in (detail, snapshots.skipped) if d)
     submission = regular_submission(dirs)
     if submission is None and (dirs.submission / SUBMISSION_FILENAME).is_symlink():
         detail = (detail + "; " if detail else "") + "submission.csv is a symlink: ignored"
     collected_at = time.time()
 
     overhead: dict[str, float] = {}
+    message = ""
     if result is None:
         outcome, exit_code = Outcome.HARNESS_ERROR, None
         duration = time.monotonic() - wall_start
     else:
         outcome, exit_code = result.outcome, result.exit_code
         detail = "; ".join(d for d in (result.detail, detail) if d)
+        if result.outputs_exceeded:
+            detail = "; ".join(d for d in (result.outputs_exceeded, detail) if d)
+            if outcome is Outcome.COMPLETED or outcome is Outcome.FAILED:
+                outcome = Outcome.FAILED
+                message = outputs_exceeded_message(result.outputs_limit or spec.output_max_bytes)
         if result.started_at is not None:
             overhead["create_to_start_s"] = result.started_at - result.create_requested_at
         if result.exited_at is not None:
@@ -261,15 +226,16 @@ def run_agent(
             duration = time.monotonic() - wall_start
     return RunOutcome(
         outcome=outcome,
-        message=OUTCOME_MESSAGES[outcome],
+        message=message or OUTCOME_MESSAGES[outcome],
         exit_code=exit_code,
         duration_s=duration,
         submission_path=submission,
         logs_path=dirs.run_log,
         output_dir=dirs.output,
         backend=backend.name,
-        egress_granted=spec.network.egress,
-        snapshots=tuple(snapshots.taken),
+        # Granted only if the agent ran with it (a run refused for want of a network did not).
+        egress_granted=spec.network.egress and result is not None,
+        snapshots=snapshots.taken,
         overhead=overhead,
         detail=detail,
         validation_counts=dict(service.counts),

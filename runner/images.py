@@ -29,6 +29,9 @@ from runner.backend import HarnessError
 BASE_REPOSITORY = "mleboard/base"
 DEBIAN_SUITE = "bookworm"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
+# Besides these, the Docker backend runs coreutils' ``sleep`` (the container's watchdog),
+# util-linux's ``setpriv`` (to start the agent with no capabilities) and ``sh``: all in
+# Debian's essential set, which debootstrap always installs.
 BASE_PACKAGES = ("python3", "python3-numpy", "python3-pandas", "python3-sklearn")
 AGENT_UID = 1000
 # Bump when the steps below change in a way the hash of the constants cannot see.

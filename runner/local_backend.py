@@ -7,8 +7,11 @@ development; use the Docker backend for anything else.
 
 What it does enforce: a wall-clock limit (the harness kills the agent's whole process
 group), an address-space limit (``RLIMIT_AS``: allocations past it fail, which Python
-reports as ``MemoryError``; we report that as out of memory), no core dumps, and the CPU
-count through CPU affinity. The agent sees where its data and outputs are through the
+reports as ``MemoryError``: out of memory is reported only when the agent failed and its
+output says so, never from an exit code alone), no core dumps, and the CPU count through
+CPU affinity. Snapshots are copied with the same byte limit as in a container (a larger
+submission is not read); the outputs are written straight to the host, so their limit is
+only checked at the end (``failed`` past it), not enforced. The agent sees where its data and outputs are through the
 same environment variables as in a container (``DATA_DIR``, ``SUBMISSION_DIR``...).
 """
 
@@ -27,7 +30,15 @@ from pathlib import Path
 
 from runner.backend import BackendResult, HarnessError, RunControl, agent_env, supervise
 from runner.logs import LogSink
-from runner.spec import VALIDATION_SOCKET_NAME, Outcome, RunDirs, RunSpec
+from runner.outputs import apparent_size, copy_capped
+from runner.spec import (
+    OUTPUT_MAX_ENTRIES,
+    SUBMISSION_FILENAME,
+    VALIDATION_SOCKET_NAME,
+    Outcome,
+    RunDirs,
+    RunSpec,
+)
 
 # Phrases runtimes print when an allocation fails under RLIMIT_AS.
 _OOM_MARKERS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory")
@@ -108,6 +119,9 @@ class LocalBackend:
                 # Always end the whole group: children the agent left behind go too.
                 kill=lambda: _kill_group(proc.pid),
                 kill_after_exit=True,
+                fetch_submission=lambda target, most: copy_capped(
+                    dirs.submission / SUBMISSION_FILENAME, target, most
+                ),
             )
         result = BackendResult(
             outcome=Outcome.COMPLETED,
@@ -116,7 +130,34 @@ class LocalBackend:
             started_at=started_at,
             exited_at=stop.exited_at,
         )
-        return stop.conclude(result, spec, sink, lambda code: _interpret_exit(code, spec, sink))
+        result = stop.conclude(result, spec, sink, lambda code: _interpret_exit(code, spec, sink))
+        exceeded, limit = _over_limits(spec, dirs)
+        if exceeded and not result.outputs_exceeded:
+            result.outputs_exceeded, result.outputs_limit = exceeded, limit
+        return result
+
+
+def _over_limits(spec: RunSpec, dirs: RunDirs) -> tuple[str, int]:
+    """What of the outputs (already on the host) is over a limit, and that limit."""
+    submission = dirs.submission / SUBMISSION_FILENAME
+    with contextlib.suppress(OSError):
+        size = submission.lstat().st_size
+        if size > spec.submission_max_bytes:
+            return (
+                f"submission.csv is {size} bytes, over the limit of {spec.submission_max_bytes} "
+                "bytes (MLEBOARD_MAX_SUBMISSION_BYTES)",
+                spec.submission_max_bytes,
+            )
+    total = entries = 0
+    for folder in (dirs.submission, dirs.code, dirs.logs):
+        size, count = apparent_size(folder, OUTPUT_MAX_ENTRIES)
+        total, entries = total + size, entries + count
+    if total > spec.output_max_bytes or entries > OUTPUT_MAX_ENTRIES:
+        return (
+            f"outputs exceeded {spec.output_max_bytes} bytes: {total} bytes in {entries} entries",
+            spec.output_max_bytes,
+        )
+    return "", 0
 
 
 def _interpret_exit(code: int, spec: RunSpec, sink: LogSink) -> tuple[int, Outcome, str]:

@@ -9,6 +9,7 @@ It holds no Docker object so that a Celery task can build it from plain data.
 from __future__ import annotations
 
 import enum
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +29,16 @@ CONTAINER_VALIDATION_DIR = "/home/validation"
 VALIDATION_SOCKET_NAME = "validate.sock"
 SUBMISSION_FILENAME = "submission.csv"
 
-# The non-root user agents run as (created in the base image, see runner/images.py).
-DEFAULT_USER = "1000:1000"
+# The uid:gid agents run as in a container: an id no account uses, in the image or (we
+# assume; pick another with ``RunSpec.user`` if yours does) on the host, so that nothing the
+# agent could reach outside its container belongs to it. It owns nothing in the image: the
+# agent reads its folder (``/home/agent``, owned by the image's ``agent`` user, 1000) and
+# writes only its output folders and ``$HOME``/``/tmp`` (in-memory file systems).
+DEFAULT_USER = "59999:59999"
+# Where the agent's ``$HOME`` is in a container: inside the scratch file system ``/tmp``
+# (the root file system is read-only).
+CONTAINER_SCRATCH_DIR = "/tmp"
+CONTAINER_HOME_DIR = "/tmp/home"
 
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 # The largest size accepted: 1024t (1 PiB), more than any machine has and well within
@@ -61,6 +70,46 @@ def parse_size(text: str | int) -> int:
     return value
 
 
+# Limits on what a run leaves on the host and how long its container may outlive its
+# deadline; each has an environment variable (read when a ``RunSpec`` is made).
+OUTPUT_MAX_BYTES_ENV = "MLEBOARD_RUN_OUTPUT_MAX_BYTES"
+SUBMISSION_MAX_BYTES_ENV = "MLEBOARD_MAX_SUBMISSION_BYTES"  # the same name grading reads
+SCRATCH_BYTES_ENV = "MLEBOARD_RUN_SCRATCH_BYTES"
+KILL_GRACE_ENV = "MLEBOARD_RUN_KILL_GRACE_S"
+DEFAULT_OUTPUT_MAX_BYTES = 2 * 1024**3
+DEFAULT_SUBMISSION_MAX_BYTES = 1024**3
+DEFAULT_SCRATCH_BYTES = 4 * 1024**3
+DEFAULT_KILL_GRACE_S = 30.0
+# The most files (and folders) the outputs of one run may hold.
+OUTPUT_MAX_ENTRIES = 100_000
+
+
+def env_size(name: str, default: int) -> int:
+    """A size from the environment variable ``name`` (``parse_size`` syntax), else ``default``.
+    Raises ``ValueError`` naming the variable when it is set to something else."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from exc
+
+
+def env_seconds(name: str, default: float) -> float:
+    """Seconds (zero or more) from the environment variable ``name``, else ``default``."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise ValueError(f"{name}: expected seconds (0 or more), got {text!r}")
+    return value
+
+
 class Outcome(enum.StrEnum):
     """How a run ended. Each one has its own message (``OUTCOME_MESSAGES``)."""
 
@@ -80,6 +129,14 @@ OUTCOME_MESSAGES: dict[Outcome, str] = {
     Outcome.HARNESS_ERROR: "The harness could not run the agent (an infrastructure error, not the agent's fault).",
     Outcome.CANCELLED: "The run was cancelled and the agent was stopped.",
 }
+
+
+def outputs_exceeded_message(limit: int) -> str:
+    """The message of a run whose outputs went past a limit (its outcome is ``failed``)."""
+    return (
+        f"The agent's outputs exceeded {limit} bytes: the run was stopped and what was over "
+        "the limit was not kept."
+    )
 
 
 @dataclass(frozen=True)
@@ -132,9 +189,11 @@ class RunDirs:
     """The host folders of one run.
 
     ``data`` is the competition's public folder (mounted read-only). ``submission``,
-    ``logs`` and ``code`` start empty and are the agent's writable areas. ``output`` is
-    the run's folder, holding those three plus what only the harness writes (the agent's
-    captured output ``run.log``, ``snapshots/``, ``instructions.txt``).
+    ``logs`` and ``code`` start empty and receive the agent's outputs: the local backend's
+    agent writes them itself, a container's are copied in at the end (bounded, see
+    ``runner.outputs``; the container's own are in memory). ``output`` is the run's
+    folder, holding those three plus what only the harness writes (the agent's captured
+    output ``run.log``, ``snapshots/``, ``instructions.txt``).
     """
 
     output: Path
@@ -180,7 +239,14 @@ class RunSpec:
 
     ``command`` runs in ``workdir`` inside the image. ``env`` is passed as is; the values
     of the variables named in ``secret_env`` are masked in the captured logs. The harness
-    kills the agent after ``time_limit_s`` seconds (``None``: no limit).
+    kills the agent after ``time_limit_s`` seconds (``None``: no limit); in a container a
+    watchdog the agent cannot stop ends everything ``kill_grace_s`` later even if the
+    harness is gone.
+
+    ``output_max_bytes`` bounds what the run's submission, logs and code folders may hold
+    (apparent sizes: a sparse file counts at its full length), ``submission_max_bytes``
+    the submission file alone, ``scratch_bytes`` the container's in-memory ``/tmp``
+    (``$HOME`` is in it). Defaults come from the environment (``*_ENV`` above).
     """
 
     image: str
@@ -198,12 +264,29 @@ class RunSpec:
     # Where the local backend runs the command (the agent's folder on the host).
     local_workdir: Path | None = None
     log_cap_bytes: int = 50 * 1024**2
+    output_max_bytes: int = field(
+        default_factory=lambda: env_size(OUTPUT_MAX_BYTES_ENV, DEFAULT_OUTPUT_MAX_BYTES)
+    )
+    submission_max_bytes: int = field(
+        default_factory=lambda: env_size(SUBMISSION_MAX_BYTES_ENV, DEFAULT_SUBMISSION_MAX_BYTES)
+    )
+    scratch_bytes: int = field(
+        default_factory=lambda: env_size(SCRATCH_BYTES_ENV, DEFAULT_SCRATCH_BYTES)
+    )
+    kill_grace_s: float = field(
+        default_factory=lambda: env_seconds(KILL_GRACE_ENV, DEFAULT_KILL_GRACE_S)
+    )
 
     def __post_init__(self) -> None:
         if not self.command:
             raise ValueError("a run needs a command")
         if self.time_limit_s is not None and self.time_limit_s <= 0:
             raise ValueError("time_limit_s must be positive")
+        for name in ("output_max_bytes", "submission_max_bytes", "scratch_bytes"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
+        if self.kill_grace_s < 0:
+            raise ValueError("kill_grace_s must be zero or more")
 
     @property
     def secret_values(self) -> list[str]:

@@ -147,11 +147,20 @@ def agent_images(docker_client, base_image) -> dict[str, str]:
 
 @pytest.fixture
 def no_leftover_containers(docker_client):
-    """Asserts after the test that no mleboard container is left on the engine."""
-    from runner.docker_backend import LABEL_RUN
+    """Asserts after the test that it left no run container of its competition on the
+    engine (others' runs on a shared engine, started before it or for other
+    competitions, are not its business and are left alone)."""
+    from runner.docker_backend import LABEL_COMPETITION, LABEL_RUN
 
+    def ours() -> dict[str, object]:
+        found = docker_client.containers.list(
+            all=True, filters={"label": [LABEL_RUN, f"{LABEL_COMPETITION}={COMPETITION}"]}
+        )
+        return {c.id: c for c in found}
+
+    before = set(ours())
     yield
-    left = docker_client.containers.list(all=True, filters={"label": LABEL_RUN})
+    left = [c for cid, c in ours().items() if cid not in before]
     names = [c.name for c in left]
     for container in left:
         container.remove(force=True)

@@ -185,3 +185,55 @@ def test_baseline_runs_locally_and_its_submission_is_valid(demo_data, tmp_path):
     result = graders.grade_submission(outcome.submission_path, COMPETITION, demo_data)
     assert result.valid_submission, result.error
     assert result.score > 0.95
+
+
+def test_a_self_inflicted_sigkill_is_failed_not_out_of_memory(demo_data, tmp_path):
+    spec = python_spec(
+        "import os, signal; print('bye', flush=True); os.kill(os.getpid(), signal.SIGKILL)",
+        resources=Resources(cpus=1, memory=512 * 1024**2, shm=None, gpus=0, pids=None),
+    )
+    outcome = run(spec, demo_data, tmp_path / "out")
+    assert outcome.outcome is Outcome.FAILED and outcome.exit_code == 137, outcome.to_json()
+    # Printing an allocator's complaint without failing for it does not make it one either.
+    spec = python_spec("print('MemoryError'); raise SystemExit(0)", resources=spec.resources)
+    assert run(spec, demo_data, tmp_path / "out2").outcome is Outcome.COMPLETED
+
+
+def test_a_huge_sparse_submission_is_never_copied_and_ends_the_run(demo_data, tmp_path):
+    code = (
+        "import os, time\n"
+        "with open(os.path.join(os.environ['SUBMISSION_DIR'], 'submission.csv'), 'wb') as f:\n"
+        "    f.truncate(10 * 1024**3)\n"
+        "time.sleep(60)\n"
+    )
+    spec = python_spec(code, submission_max_bytes=1024**2)
+    started = time.monotonic()
+    outcome = run(spec, demo_data, tmp_path / "out", snapshot_interval_s=0.5)
+    assert time.monotonic() - started < 10
+    assert outcome.outcome is Outcome.FAILED, outcome.to_json()
+    assert "exceeded 1048576 bytes" in outcome.message
+    assert "10737418240 bytes" in outcome.detail
+    assert outcome.snapshots == () and not any((tmp_path / "out" / "snapshots").iterdir())
+    assert "outputs exceeded their limit" in outcome.logs_path.read_text()
+
+
+def test_outputs_over_their_limit_fail_the_run(demo_data, tmp_path):
+    code = (
+        "import os; open(os.path.join(os.environ['LOGS_DIR'], 'big.log'), 'wb').write(bytes(4096))"
+    )
+    outcome = run(python_spec(code, output_max_bytes=1000), demo_data, tmp_path / "out")
+    assert outcome.outcome is Outcome.FAILED and outcome.exit_code == 0
+    assert "exceeded 1000 bytes" in outcome.message and "4096 bytes" in outcome.detail
+
+
+def test_snapshots_together_stay_within_the_outputs_budget(demo_data, tmp_path):
+    code = (
+        "import os, time\n"
+        "path = os.path.join(os.environ['SUBMISSION_DIR'], 'submission.csv')\n"
+        "open(path, 'w').write('id,target\\n' + 't0,0.5\\n' * 7)\n"
+        "time.sleep(1.5)\n"
+    )
+    spec = python_spec(code, output_max_bytes=100)
+    outcome = run(spec, demo_data, tmp_path / "out", snapshot_interval_s=0.3)
+    assert outcome.outcome is Outcome.COMPLETED, outcome.to_json()
+    assert len(outcome.snapshots) == 1 and "snapshots stopped" in outcome.detail

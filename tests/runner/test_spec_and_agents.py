@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -71,21 +72,75 @@ def test_container_is_locked_down_and_sees_only_public_data(tmp_path):
             cpus=1.5, memory=parse_size("1g"), shm=parse_size("64m"), pids=64, gpus=0
         ),
     )
-    kwargs = container_kwargs(spec, _dirs(tmp_path))
+    kwargs = container_kwargs(spec, _dirs(tmp_path), now=1000.0)
     assert kwargs["network_mode"] == "none"
-    assert kwargs["cap_drop"] == ["ALL"]
-    assert kwargs["security_opt"] == ["no-new-privileges"]
-    assert kwargs["user"] == "1000:1000"
+    assert kwargs["cap_drop"] == ["ALL"] and kwargs["cap_add"] == ["SETUID", "SETGID", "SETPCAP"]
+    no_new_privileges, seccomp = kwargs["security_opt"]
+    assert no_new_privileges == "no-new-privileges"
+    profile = json.loads(seccomp.removeprefix("seccomp="))
+    assert profile["defaultAction"] == "SCMP_ACT_ALLOW"
+    denied = {n for rule in profile["syscalls"] if "args" not in rule for n in rule["names"]}
+    assert {
+        "keyctl",
+        "bpf",
+        "userfaultfd",
+        "perf_event_open",
+        "ptrace",
+        "mount",
+        "unshare",
+    } <= denied
+    assert {"setns", "open_by_handle_at", "init_module", "kexec_load", "io_uring_setup"} <= denied
+    families = {
+        rule["args"][0]["value"]
+        for rule in profile["syscalls"]
+        if "socket" in rule["names"] and rule["args"][0]["op"] == "SCMP_CMP_EQ"
+    }
+    assert {40, 17, 15, 31, 38, 30, 21, 24, 26, 29, 39, 44} <= families
+    assert not families & {1, 2, 10, 16}  # AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
+    # The container runs the watchdog as root; the agent is started as this user by exec.
+    assert kwargs["user"] == "0:0" and kwargs["init"] is True and kwargs["auto_remove"] is True
+    assert spec.user == "59999:59999"
+    assert kwargs["entrypoint"] == ["sleep"]
+    assert kwargs["command"] == [str(int(spec.time_limit_s + spec.kill_grace_s) + 1)]
+    assert kwargs["labels"]["org.mleboard.deadline"] == str(int(1000 + spec.time_limit_s))
+    assert int(kwargs["labels"]["org.mleboard.kill-after"]) > 1000 + spec.time_limit_s
+    assert kwargs["read_only"] is True
     assert kwargs["mem_limit"] == kwargs["memswap_limit"] == 1024**3
     assert kwargs["nano_cpus"] == 1_500_000_000
     assert kwargs["pids_limit"] == 64 and kwargs["shm_size"] == 64 * 1024**2
     assert "device_requests" not in kwargs
     mounts = {m["Target"]: m for m in kwargs["mounts"]}
-    assert mounts["/home/data"]["ReadOnly"] is True
+    assert all(m["ReadOnly"] for m in kwargs["mounts"])
     assert mounts["/home/data"]["Source"].endswith("prepared/public")
-    assert all(not mounts[t]["ReadOnly"] for t in ("/home/submission", "/home/logs", "/home/code"))
+    # The outputs and scratch are in memory, bounded: nothing the agent writes is on the host.
+    tmpfs = kwargs["tmpfs"]
+    for target in ("/home/submission", "/home/logs", "/home/code"):
+        assert target not in mounts
+        assert f"size={spec.output_max_bytes}" in tmpfs[target] and "uid=59999" in tmpfs[target]
+    assert f"size={spec.scratch_bytes}" in tmpfs["/tmp"]
     assert not any("private" in m["Source"] for m in kwargs["mounts"])
     assert kwargs["environment"]["DATA_DIR"] == "/home/data"
+    assert kwargs["environment"]["HOME"] == "/tmp/home"
+
+
+def test_limits_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("MLEBOARD_RUN_OUTPUT_MAX_BYTES", "64m")
+    monkeypatch.setenv("MLEBOARD_MAX_SUBMISSION_BYTES", "1048576")
+    monkeypatch.setenv("MLEBOARD_RUN_KILL_GRACE_S", "2.5")
+    spec = RunSpec(image="img", command=("x",), competition_id="c")
+    assert spec.output_max_bytes == 64 * 1024**2 and spec.submission_max_bytes == 1024**2
+    assert spec.kill_grace_s == 2.5 and spec.time_limit_s == 24 * 3600
+    monkeypatch.setenv("MLEBOARD_RUN_KILL_GRACE_S", "soon")
+    with pytest.raises(ValueError, match="MLEBOARD_RUN_KILL_GRACE_S"):
+        RunSpec(image="img", command=("x",), competition_id="c")
+
+
+def test_the_agent_never_runs_as_root(tmp_path):
+    from runner import HarnessError
+
+    spec = RunSpec(image="img", command=("x",), competition_id="c", user="0:0")
+    with pytest.raises(HarnessError, match="root"):
+        container_kwargs(spec, _dirs(tmp_path))
 
 
 def test_gpus_and_egress_are_requested_explicitly(tmp_path):
@@ -173,3 +228,43 @@ def test_image_tags_follow_content(copy_agent):
     (folder / "main.py").write_text((folder / "main.py").read_text() + "\n# changed\n")
     assert agent_image_ref(load_agent(folder)) != first
     assert base_image_ref().startswith("mleboard/base:")
+
+
+class _Networks:
+    def __init__(self, known: dict[str, dict]):
+        self.known = known
+
+    def get(self, name: str):
+        import docker.errors
+
+        if name not in self.known:
+            raise docker.errors.NotFound(f"network {name} not found")
+        return type("Network", (), {"attrs": self.known[name]})()
+
+
+@pytest.mark.parametrize(
+    ("attrs", "message"),
+    [
+        (None, "no network 'bridge'"),
+        ({"Driver": "null", "IPAM": {"Config": [{}]}}, "driver is 'null'"),
+        ({"Driver": "host", "IPAM": {"Config": [{}]}}, "driver is 'host'"),
+        ({"Driver": "bridge", "Internal": True, "IPAM": {"Config": [{}]}}, "internal"),
+        ({"Driver": "bridge", "IPAM": {"Config": []}}, "no addresses"),
+    ],
+)
+def test_egress_without_a_usable_network_does_not_start(attrs, message):
+    from runner import HarnessError
+    from runner.docker_backend import check_egress
+
+    client = type("Client", (), {})()
+    client.networks = _Networks({} if attrs is None else {"bridge": attrs})
+    spec = RunSpec(
+        image="i", command=("x",), competition_id="c", network=NetworkPolicy(egress=True)
+    )
+    with pytest.raises(HarnessError, match=message):
+        check_egress(client, spec)
+    client.networks = _Networks(
+        {"bridge": {"Driver": "bridge", "IPAM": {"Config": [{"Subnet": "172.17.0.0/16"}]}}}
+    )
+    check_egress(client, spec)  # a usable network: the run may start
+    check_egress(type("Client", (), {})(), RunSpec(image="i", command=("x",), competition_id="c"))
