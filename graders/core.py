@@ -10,6 +10,13 @@ A grader turns (submission CSV, prepared data folder) into a ``GradeResult``:
 
 ``grade`` runs all four and rounds like MLE-bench; ``validate`` stops after ``prepare`` and
 never reveals a score.
+
+Validation answers an agent while it runs, so its verdict and message may depend on the
+private answers only through what is public anyway: the test ids and the row count. Where
+MLE-bench's acceptance depends on answer values (which rows are scored, which answers are
+empty), ``validation_checks`` asks for a stricter condition on the submission alone first;
+errors about the answers themselves are ``GraderError`` (the service says only that it
+failed), and an unexpected error's text is not shown (it may quote the answers).
 """
 
 from __future__ import annotations
@@ -150,6 +157,14 @@ class CompetitionGrader(ABC):
     def compute(self, prepared: Any) -> float:
         """The metric's value for prepared inputs (unrounded)."""
 
+    def validation_checks(self, submission: Any) -> None:  # noqa: B027 - optional hook
+        """Checks ``validate`` makes on the submission alone, before ``prepare``.
+
+        Override where MLE-bench accepts or rejects a submission depending on private answer
+        values: require here the stricter condition that does not depend on them, so that
+        validation cannot be used to probe the answers. Raises ``InvalidSubmission``.
+        """
+
     # --- entry points -------------------------------------------------------------------------
 
     def grade(self, submission_path: Path, data_dir: Path) -> GradeResult:
@@ -184,6 +199,7 @@ class CompetitionGrader(ABC):
             return ValidationResult(False, missing)
         try:
             submission, answers = self._read_both(Path(submission_path), data_dir)
+            self.validation_checks(submission)
             prepared = self.prepare(submission, answers)
             del submission
             if self.validate_computes:
@@ -193,8 +209,13 @@ class CompetitionGrader(ABC):
         except (GraderError, MemoryError):
             raise
         except Exception as error:
+            # Its text may quote the private answers: the type only (the log has the rest).
+            logger.warning("Grader %s failed validating %s", self, submission_path, exc_info=True)
             return ValidationResult(
-                False, f"Submission could not be checked: {type(error).__name__}: {error}"
+                False,
+                f"Submission could not be checked: the metric failed on it "
+                f"({type(error).__name__}; details withheld, they may involve the private "
+                "answers). MLE-bench would count it invalid.",
             )
         return ValidationResult(True, VALID_MESSAGE)
 

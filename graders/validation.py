@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graders.arrow_numpy import from_numpy, to_numpy
-from graders.results import InvalidSubmission
+from graders.results import GraderError, InvalidSubmission
 
 SHOWN = 5  # how many offending values a message shows
 
@@ -212,6 +212,19 @@ def numeric_column(
     if not allow_nan or not allow_inf:
         check_finite(values, name, allow_nan=allow_nan, allow_inf=allow_inf)
     return values
+
+
+def answer_numbers(answers: pa.Table, name: str, *, allow_nan: bool = False) -> np.ndarray:
+    """An answers column as float64, like ``numeric_column``.
+
+    Answers that are not numbers (or are empty where that is not allowed) are the data's
+    fault whatever the submission: ``GraderError``, never an ``InvalidSubmission`` whose
+    message would quote private values or say which rows are empty.
+    """
+    try:
+        return numeric_column(answers, name, allow_nan=allow_nan)
+    except InvalidSubmission as error:
+        raise GraderError(f"Answers column '{name}' is unusable: {error}") from None
 
 
 def to_float(column: pa.ChunkedArray | pa.Array, name: str) -> np.ndarray:

@@ -19,6 +19,7 @@ import sys
 import uuid
 
 DEFAULT_SOCKET = "/home/validation/validate.sock"
+CHUNK = 1024 * 1024
 
 
 class UnixHTTPConnection(http.client.HTTPConnection):
@@ -35,20 +36,29 @@ class UnixHTTPConnection(http.client.HTTPConnection):
         self.sock = sock
 
 
-def multipart_body(field: str, filename: str, data: bytes) -> tuple[bytes, str]:
-    """Return (body, content type) for a one-file ``multipart/form-data`` request."""
+def multipart_parts(field: str, filename: str) -> tuple[bytes, bytes, str]:
+    """Return (head, tail, content type) framing one file in a ``multipart/form-data`` body."""
     boundary = uuid.uuid4().hex
+    filename = filename.replace("\\", "_").replace('"', "_").replace("\r", "_").replace("\n", "_")
     head = (
         f"--{boundary}\r\n"
         f'Content-Disposition: form-data; name="{field}"; filename="{filename}"\r\n'
         "Content-Type: text/csv\r\n\r\n"
     ).encode()
-    body = head + data + f"\r\n--{boundary}--\r\n".encode()
-    return body, f"multipart/form-data; boundary={boundary}"
+    return head, f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
-def request(socket_path: str, method: str, path: str, body: bytes = b"", headers=None):
-    """Send one request; return (HTTP status, decoded JSON or text)."""
+def multipart_body(field: str, filename: str, data: bytes) -> tuple[bytes, str]:
+    """Return (body, content type) for a one-file ``multipart/form-data`` request."""
+    head, tail, content_type = multipart_parts(field, filename)
+    return head + data + tail, content_type
+
+
+def request(socket_path: str, method: str, path: str, body=b"", headers=None):
+    """Send one request; return (HTTP status, decoded JSON or text).
+
+    ``body`` is bytes, or an iterable of bytes sent as they come (give Content-Length).
+    """
     conn = UnixHTTPConnection(socket_path)
     try:
         try:
@@ -73,10 +83,21 @@ def request(socket_path: str, method: str, path: str, body: bytes = b"", headers
 def validate_file(path: str, socket_path: str | None = None):
     """Ask the service about the file at ``path``; return (HTTP status, answer)."""
     socket_path = socket_path or os.environ.get("VALIDATION_SOCKET", DEFAULT_SOCKET)
-    with open(path, "rb") as fh:
-        data = fh.read()
-    body, content_type = multipart_body("file", os.path.basename(path), data)
-    return request(socket_path, "POST", "/validate", body, {"Content-Type": content_type})
+    head, tail, content_type = multipart_parts("file", os.path.basename(path))
+    with open(path, "rb") as fh:  # streamed: a large file is never held in memory
+        size = os.fstat(fh.fileno()).st_size
+
+        def body():
+            yield head
+            while chunk := fh.read(CHUNK):
+                yield chunk
+            yield tail
+
+        headers = {
+            "Content-Type": content_type,
+            "Content-Length": str(len(head) + size + len(tail)),
+        }
+        return request(socket_path, "POST", "/validate", body(), headers)
 
 
 def main(argv: list[str]) -> int:

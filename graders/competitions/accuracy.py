@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graders.arrow_numpy import to_numpy
-from graders.competitions.columns import IdAlignedGrader, label_values
+from graders.competitions.columns import IdAlignedGrader, answer_labels, label_values
 from graders.metrics.classification import (
     accuracy,
     matthews_corrcoef,
@@ -42,7 +42,7 @@ class AccuracyGrader(IdAlignedGrader):
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)
         target = self.target_columns[0]
-        y_true = label_values(answers, target)
+        y_true = answer_labels(answers, target)
         y_pred = label_values(aligned, target)
         if self.as_text:
             y_true = pc.fill_null(y_true, "nan")
@@ -69,7 +69,7 @@ class Top1ErrorGrader(IdAlignedGrader):
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)
         target = self.target_columns[0]
-        truth = label_values(answers, target)
+        truth = answer_labels(answers, target)
         predicted = first_integer_token(aligned.column(target), target)
         return np.asarray(truth, dtype=np.int64), predicted
 
@@ -119,7 +119,7 @@ class KappaGrader(IdAlignedGrader):
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)
         target = self.target_columns[0]
-        return label_values(aligned, target), label_values(answers, target)
+        return label_values(aligned, target), answer_labels(answers, target)
 
     def compute(self, prepared) -> float:
         y_pred, y_true = prepared
@@ -134,7 +134,7 @@ class MccGrader(IdAlignedGrader):
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)
         target = self.target_columns[0]
-        return label_values(answers, target), label_values(aligned, target)
+        return answer_labels(answers, target), label_values(aligned, target)
 
     def compute(self, prepared) -> float:
         y_true, y_pred = prepared

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from graders.competitions.columns import IdAlignedGrader, label_values
+from graders.competitions.columns import IdAlignedGrader, answer_labels
 from graders.metrics.ranked_lists import lwlrap
 from graders.metrics.roc_auc import (
     alaska_weighted_auc,
@@ -16,6 +16,7 @@ from graders.metrics.roc_auc import (
 )
 from graders.results import InvalidSubmission
 from graders.validation import (
+    answer_numbers,
     check_finite,
     check_probabilities,
     numeric_column,
@@ -43,7 +44,7 @@ class RocAucGrader(IdAlignedGrader):
         scores = numeric_column(submission, target, allow_nan=True)
         check_probabilities(scores, target)
         aligned = self.aligned(submission, answers)
-        return np.asarray(label_values(answers, target)), _scores(aligned, target)
+        return np.asarray(answer_labels(answers, target)), _scores(aligned, target)
 
     def compute(self, prepared) -> float:
         return roc_auc(*prepared)
@@ -65,7 +66,9 @@ class ColumnwiseAucGrader(IdAlignedGrader):
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)
         scores = np.column_stack([self._column(aligned, c) for c in self.target_columns])
-        truth = np.column_stack([np.asarray(label_values(answers, c)) for c in self.target_columns])
+        truth = np.column_stack(
+            [np.asarray(answer_labels(answers, c)) for c in self.target_columns]
+        )
         return truth, scores
 
     def _column(self, table: pa.Table, name: str) -> np.ndarray:
@@ -97,7 +100,9 @@ class ToxicCommentGrader(ColumnwiseAucGrader):
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)
         others = [c for c in aligned.column_names if c != self.id_column]
-        truth = np.column_stack([np.asarray(label_values(answers, c)) for c in self.target_columns])
+        truth = np.column_stack(
+            [np.asarray(answer_labels(answers, c)) for c in self.target_columns]
+        )
         keep = truth.sum(axis=1) >= 0
         scores = np.column_stack([self._column(aligned, c) for c in others])
         return truth[keep], scores[keep]
@@ -111,7 +116,7 @@ class AlaskaGrader(IdAlignedGrader):
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)
         target = self.target_columns[0]
-        truth = numeric_column(answers, target)
+        truth = answer_numbers(answers, target)
         return truth, _scores(aligned, target)
 
     def compute(self, prepared) -> float:
@@ -151,9 +156,9 @@ class BiasAucGrader(IdAlignedGrader):
         column = "prediction" if "prediction" in aligned.column_names else "toxicity"
         # NaN >= 0.5 is False: an empty prediction counts as non-toxic, as in MLE-bench.
         predicted = numeric_column(aligned, column, allow_nan=True)
-        toxic = numeric_column(answers, "toxicity", allow_nan=True)
+        toxic = answer_numbers(answers, "toxicity", allow_nan=True)
         identities = np.column_stack(
-            [numeric_column(answers, c, allow_nan=True) for c in JIGSAW_IDENTITIES]
+            [answer_numbers(answers, c, allow_nan=True) for c in JIGSAW_IDENTITIES]
         )
         with np.errstate(invalid="ignore"):
             return (
@@ -190,7 +195,7 @@ class LwlrapGrader(IdAlignedGrader):
             )
         aligned = self.aligned(submission, answers)
         scores = np.column_stack([_scores(aligned, c) for c in classes])
-        truth = np.column_stack([numeric_column(answers, c) for c in classes])
+        truth = np.column_stack([answer_numbers(answers, c) for c in classes])
         return truth, scores
 
     def compute(self, prepared) -> float:

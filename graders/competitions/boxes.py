@@ -161,7 +161,10 @@ class SiimGrader(IdAlignedGrader):
                 f"PredictionString of {ids[error.row].as_py()!r}: {error.reason}; expected "
                 "'label confidence xmin ymin xmax ymax' groups."
             ) from None
-        truth = parse_box_strings(answers.column(target).to_pylist())
+        try:
+            truth = parse_box_strings(answers.column(target).to_pylist())
+        except MalformedBoxes as error:
+            raise GraderError(f"Answers PredictionString is malformed: {error}") from None
         return truth, predicted, answers.num_rows
 
     def compute(self, prepared) -> float:

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from graders.arrow_numpy import from_numpy, to_numpy
 from graders.core import CompetitionGrader
-from graders.results import InvalidSubmission
+from graders.results import GraderError, InvalidSubmission
 from graders.validation import align_ids, require_columns, require_row_count
 
 
@@ -106,3 +106,12 @@ def label_values(table: pa.Table, name: str):
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
         return to_numpy(column).astype(np.float64, copy=False)
     raise InvalidSubmission(f"Column '{name}' holds {kind} values, not class labels.")
+
+
+def answer_labels(answers: pa.Table, name: str):
+    """``label_values`` of an answers column; unusable answers are a ``GraderError`` (see
+    ``graders.validation.answer_numbers``)."""
+    try:
+        return label_values(answers, name)
+    except InvalidSubmission as error:
+        raise GraderError(f"Answers column '{name}' is unusable: {error}") from None

@@ -8,10 +8,10 @@ import pyarrow as pa
 
 from graders.competitions.accuracy import AccuracyGrader
 from graders.competitions.auc import RocAucGrader
-from graders.competitions.columns import IdAlignedGrader, label_values
+from graders.competitions.columns import IdAlignedGrader, answer_labels
 from graders.competitions.regression import ErrorGrader
 from graders.metrics.log_loss import multiclass_log_loss
-from graders.results import InvalidSubmission
+from graders.results import GraderError, InvalidSubmission
 from graders.validation import check_probabilities, numeric_column
 
 WINE_CLASSES = ("class_0", "class_1", "class_2")
@@ -36,7 +36,9 @@ class DemoWineGrader(IdAlignedGrader):
             raise InvalidSubmission(
                 f"Each row's probabilities must sum to 1; {int(bad.sum())} rows do not."
             )
-        target = np.asarray(label_values(answers, "target"), dtype=np.int64)
+        target = np.asarray(answer_labels(answers, "target"), dtype=np.int64)
+        if len(target) and not ((target >= 0) & (target < len(WINE_CLASSES))).all():
+            raise GraderError(f"Answers of {self.competition_id} hold a target outside 0-2.")
         truth = np.zeros((len(target), len(WINE_CLASSES)))
         truth[np.arange(len(target)), target] = 1
         return truth, probabilities

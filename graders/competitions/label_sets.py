@@ -8,11 +8,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graders.arrow_numpy import from_numpy, to_numpy
-from graders.competitions.columns import IdAlignedGrader, label_values
+from graders.competitions.columns import IdAlignedGrader, answer_labels, label_values
 from graders.metrics.classification import f1_macro, f1_micro_counts, probabilistic_f1
 from graders.metrics.ranked_lists import map_at_k
-from graders.results import InvalidSubmission
-from graders.validation import align_ids, numeric_column, require_row_count
+from graders.results import GraderError, InvalidSubmission
+from graders.validation import align_ids, answer_numbers, numeric_column, require_row_count
 
 _INTEGER = r"^\s*[+-]?\d+\s*$"
 
@@ -50,9 +50,11 @@ class MacroF1Grader(IdAlignedGrader):
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)
         target = self.target_columns[0]
-        return python_ints(answers.column(target), target), python_ints(
-            aligned.column(target), target
-        )
+        try:
+            truth = python_ints(answers.column(target), target)
+        except InvalidSubmission as error:  # the data's fault: never quoted to an agent
+            raise GraderError(f"Answers column '{target}' is unusable: {error}") from None
+        return truth, python_ints(aligned.column(target), target)
 
     def compute(self, prepared) -> float:
         return f1_macro(*prepared, name=self.target_columns[0])
@@ -66,7 +68,7 @@ class SingleLabelMicroF1Grader(IdAlignedGrader):
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)
         target = self.target_columns[0]
-        y_true = label_values(answers, target)
+        y_true = answer_labels(answers, target)
         y_pred = label_values(aligned, target)
         if isinstance(y_pred, np.ndarray) != isinstance(y_true, np.ndarray):
             raise InvalidSubmission(
@@ -203,7 +205,7 @@ class ProbabilisticF1Grader(IdAlignedGrader):
         aligned = self.aligned(submission, answers)
         target = self.target_columns[0]
         predictions = numeric_column(aligned, target, allow_nan=True)
-        labels = numeric_column(answers, target)
+        labels = answer_numbers(answers, target)
         order = to_numpy(pc.sort_indices(answers.column(self.id_column))).astype(np.int64)
         return labels[order], predictions[order]
 

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from graders.competitions.columns import IdAlignedGrader, label_values
+from graders.competitions.columns import IdAlignedGrader, answer_labels
 from graders.metrics.log_loss import (
     binary_log_loss,
     kl_divergence,
@@ -16,6 +16,7 @@ from graders.metrics.log_loss import (
 from graders.results import GraderError, InvalidSubmission
 from graders.validation import (
     align_ids,
+    answer_numbers,
     numeric_column,
     require_columns,
     require_row_count,
@@ -113,7 +114,7 @@ class MulticlassLogLossGrader(IdAlignedGrader):
         order = align_ids(
             submission.column(self.id_column), answers.column(self.id_column), self.id_column
         )
-        truth = np.column_stack([np.asarray(label_values(answers, c)) for c in classes])
+        truth = np.column_stack([np.asarray(answer_labels(answers, c)) for c in classes])
         return truth, matrix[order]
 
     def compute(self, prepared) -> float:
@@ -135,7 +136,7 @@ class BinaryLogLossGrader(IdAlignedGrader):
         if self.check_row_count:
             require_row_count(submission, answers.num_rows)
         probabilities = _probabilities(submission, [target])[:, 0]
-        return np.asarray(label_values(answers, target)), probabilities[order]
+        return np.asarray(answer_labels(answers, target)), probabilities[order]
 
     def compute(self, prepared) -> float:
         return binary_log_loss(*prepared)
@@ -162,7 +163,7 @@ class CervicalSpineGrader(IdAlignedGrader):
             )
         aligned = self.aligned(submission, answers)
         y_pred = numeric_column(aligned, target)
-        y_true = numeric_column(answers, target)
+        y_true = answer_numbers(answers, target)
         return _unmelt(answers.column(self.id_column), y_true, y_pred)
 
     def compute(self, prepared) -> float:
@@ -230,7 +231,7 @@ class BrainActivityGrader(IdAlignedGrader):
             [numeric_column(submission, c, allow_nan=True) for c in others]
         )
         _kaggle_probability_checks(everything)
-        votes = np.column_stack([numeric_column(answers, c) for c in HMS_VOTES])
+        votes = np.column_stack([answer_numbers(answers, c) for c in HMS_VOTES])
         with np.errstate(invalid="ignore", divide="ignore"):
             truth = votes / _row_sums(votes)[:, None]
         sub_order = sub_ids.argsort(kind="quicksort")

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from graders.competitions.columns import IdAlignedGrader
 from graders.competitions.pandas_cells import is_text, pandas_sort_order
-from graders.metrics.detection_3d import MalformedBoxes3D, map_3d_iou_range, parse_boxes_3d
+from graders.metrics.detection_3d import (
+    MalformedBoxes3D,
+    map_3d_iou_range,
+    parse_boxes_3d,
+    valid_boxes,
+)
 from graders.results import GraderError, InvalidSubmission
 
 
@@ -16,13 +22,24 @@ class Lyft3DGrader(IdAlignedGrader):
 
     metric = "map_3d_iou_range"
 
-    def prepare(self, submission: pa.Table, answers: pa.Table):
-        aligned = self.aligned(submission, answers)
-        order = pandas_sort_order(answers.column(self.id_column))  # MLE-bench's sample order
-        answers, aligned = answers.take(pa.array(order)), aligned.take(pa.array(order))
-        ids = answers.column(self.id_column)
+    def validation_checks(self, submission: pa.Table) -> None:
+        # MLE-bench ignores boxes of classes absent from a sample's answers, even invalid
+        # ones; which classes those are is private, so validation wants every box valid.
         target = self.target_columns[0]
-        column = aligned.column(target)
+        if target not in submission.column_names or self.id_column not in submission.column_names:
+            return  # prepare names the missing column
+        ids = submission.column(self.id_column)
+        predicted = self._predictions(submission.column(target), ids)
+        bad = np.flatnonzero(~valid_boxes(predicted))
+        if len(bad):
+            raise InvalidSubmission(
+                f"{len(bad)} predicted boxes are invalid (first in sample "
+                f"{ids[int(predicted.sample[bad[0]])].as_py()!r}): NaN value, size not positive "
+                "or not a rectangle. Every box must be valid, whatever its class."
+            )
+
+    def _predictions(self, column: pa.ChunkedArray, ids: pa.ChunkedArray):
+        target = self.target_columns[0]
         if pa.types.is_null(column.type):
             texts = [""] * len(column)
         elif not is_text(column):
@@ -30,13 +47,21 @@ class Lyft3DGrader(IdAlignedGrader):
         else:
             texts = pc.fill_null(column, "").to_pylist()  # an empty cell means no boxes
         try:
-            predicted = parse_boxes_3d(texts)
+            return parse_boxes_3d(texts)
         except MalformedBoxes3D as error:
             raise InvalidSubmission(
                 f"PredictionString of sample {ids[error.row].as_py()!r}: {error.reason}; expected "
                 "'confidence x y z width length height yaw class' groups separated by single "
                 "spaces."
             ) from None
+
+    def prepare(self, submission: pa.Table, answers: pa.Table):
+        aligned = self.aligned(submission, answers)
+        order = pandas_sort_order(answers.column(self.id_column))  # MLE-bench's sample order
+        answers, aligned = answers.take(pa.array(order)), aligned.take(pa.array(order))
+        ids = answers.column(self.id_column)
+        target = self.target_columns[0]
+        predicted = self._predictions(aligned.column(target), ids)
         try:
             truth = parse_boxes_3d(answers.column(target).to_pylist())
         except MalformedBoxes3D as error:

@@ -14,7 +14,13 @@ from graders.metrics.regression import (
     mean_angular_error,
 )
 from graders.results import InvalidSubmission
-from graders.validation import numeric_column, require_row_count, show
+from graders.validation import (
+    answer_numbers,
+    numeric_column,
+    require_row_count,
+    require_unique,
+    show,
+)
 
 
 class AngularErrorGrader(IdAlignedGrader):
@@ -31,8 +37,8 @@ class AngularErrorGrader(IdAlignedGrader):
             numeric_column(submission, name, allow_nan=False, allow_inf=False)
         aligned = self.aligned(submission, answers)
         return (
-            numeric_column(answers, "azimuth"),
-            numeric_column(answers, "zenith"),
+            answer_numbers(answers, "azimuth"),
+            answer_numbers(answers, "zenith"),
             numeric_column(aligned, "azimuth"),
             numeric_column(aligned, "zenith"),
         )
@@ -77,7 +83,7 @@ class TripPositionGrader(IdAlignedGrader):
         lat_p, lng_p = (
             numeric_column(submission, c, allow_nan=True) for c in self.position_columns
         )
-        lat_t, lng_t = (numeric_column(answers, c, allow_nan=True) for c in self.position_columns)
+        lat_t, lng_t = (answer_numbers(answers, c, allow_nan=True) for c in self.position_columns)
         distances = haversine_metres(
             lat_p[sub_rows], lng_p[sub_rows], lat_t[ans_rows], lng_t[ans_rows]
         )
@@ -110,6 +116,12 @@ class FibrosisGrader(IdAlignedGrader):
             extra_text_columns=("Patient",),
             **kwargs,
         )
+
+    def validation_checks(self, submission: pa.Table) -> None:
+        # MLE-bench fails only on a repeated *scored* week, and which weeks are scored comes
+        # from the answers: validation refuses any repeated Patient_Week instead.
+        if "Patient_Week" in submission.column_names:
+            require_unique(submission.column("Patient_Week"), "Patient_Week")
 
     def prepare(self, submission: pa.Table, answers: pa.Table):
         self.check_columns(submission)
@@ -144,7 +156,7 @@ class FibrosisGrader(IdAlignedGrader):
         confidence = numeric_column(sub, "Confidence", allow_nan=True)
         confidence = np.where(np.isnan(confidence), 0.0, confidence)
         return (
-            numeric_column(ans, "FVC"),
+            answer_numbers(ans, "FVC"),
             numeric_column(sub, "FVC", allow_nan=True),
             confidence,
         )

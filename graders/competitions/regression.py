@@ -20,6 +20,7 @@ from graders.metrics.regression import (
 from graders.results import InvalidSubmission
 from graders.validation import (
     align_ids,
+    answer_numbers,
     check_finite,
     check_range,
     numeric_column,
@@ -68,12 +69,16 @@ class ErrorGrader(IdAlignedGrader):
             low, high = self.value_range
             check_range(np.where(np.isnan(values), -np.inf, values), target, low, high)
         aligned = self.aligned(submission, answers)
-        y_true = numeric_column(answers, target, allow_nan=True)
+        y_true = answer_numbers(answers, target, allow_nan=True)
         y_pred = numeric_column(aligned, target, allow_nan=True)
         if self.score_mask:
-            keep = numeric_column(answers, self.score_mask) == 0
+            keep = answer_numbers(answers, self.score_mask) == 0
             y_true, y_pred = y_true[keep], y_pred[keep]
         return y_true, _finite(y_pred, target)
+
+    def validation_checks(self, submission: pa.Table) -> None:
+        if self.score_mask:  # which rows are scored comes from the answers
+            _finite_everywhere(submission, self.target_columns)
 
     def compute(self, prepared) -> float:
         y_true, y_pred = prepared
@@ -83,6 +88,15 @@ class ErrorGrader(IdAlignedGrader):
 def _finite(values: np.ndarray, name: str) -> np.ndarray:
     check_finite(values, name)
     return values
+
+
+def _finite_everywhere(submission: pa.Table, names) -> None:
+    """Validation's stricter rule where the answers select the scored rows: every row of
+    these columns needs a finite number (MLE-bench only looks at the scored ones), so the
+    verdict says nothing about which rows those are."""
+    for name in names:
+        if name in submission.column_names:
+            check_finite(numeric_column(submission, name, allow_nan=True), name)
 
 
 class SortedPairsGrader(IdAlignedGrader):
@@ -100,7 +114,7 @@ class SortedPairsGrader(IdAlignedGrader):
         require_row_count(submission, answers.num_rows)
         sub = submission.take(from_numpy(sort_order(submission.column(self.id_column))))
         ans = answers.take(from_numpy(sort_order(answers.column(self.id_column))))
-        return numeric_column(ans, target, allow_nan=True), predictions(sub, target)
+        return answer_numbers(ans, target, allow_nan=True), predictions(sub, target)
 
     def compute(self, prepared) -> float:
         return rmse(*prepared)
@@ -138,7 +152,7 @@ class MergedMaeGrader(IdAlignedGrader):
         merged = np.argsort(position, kind="stable")
         y_pred = _finite(numeric_column(submission, target, allow_nan=True)[merged], target)
         answer_rows = position[merged]
-        y_true = numeric_column(answers, target)[answer_rows]
+        y_true = answer_numbers(answers, target)[answer_rows]
         if self.by_type:
             types = answers.column("type")
             distinct = pc.unique(types)
@@ -162,7 +176,7 @@ class PositionalRmsleGrader(IdAlignedGrader):
     def prepare(self, submission: pa.Table, answers: pa.Table):
         require_columns(submission, self.target_columns)
         require_row_count(submission, answers.num_rows)
-        truth = np.column_stack([numeric_column(answers, c) for c in self.target_columns])
+        truth = np.column_stack([answer_numbers(answers, c) for c in self.target_columns])
         pred = np.column_stack([predictions(submission, c) for c in self.target_columns])
         return truth, pred
 
@@ -181,6 +195,9 @@ class CovidVaccineGrader(IdAlignedGrader):
     metric = "mcrmse"
     scored = ("reactivity", "deg_Mg_pH10", "deg_Mg_50C")
 
+    def validation_checks(self, submission: pa.Table) -> None:
+        _finite_everywhere(submission, self.scored)  # the answers' keep flags pick the rows
+
     def prepare(self, submission: pa.Table, answers: pa.Table):
         require_row_count(submission, answers.num_rows)
         self.check_columns(submission)
@@ -190,7 +207,7 @@ class CovidVaccineGrader(IdAlignedGrader):
         ans_order = sort_order(answers.column(self.id_column))
         sub_rows = sub_order[keep[sub_order]]
         ans_rows = ans_order[keep[ans_order]]
-        truth = np.column_stack([numeric_column(answers, c, allow_nan=True) for c in self.scored])
+        truth = np.column_stack([answer_numbers(answers, c, allow_nan=True) for c in self.scored])
         pred = np.column_stack([numeric_column(submission, c, allow_nan=True) for c in self.scored])
         pred = pred[sub_rows]
         for index, name in enumerate(self.scored):
@@ -204,7 +221,7 @@ class CovidVaccineGrader(IdAlignedGrader):
 def _as_bool(column: pa.ChunkedArray) -> np.ndarray:
     if pa.types.is_boolean(column.type):
         return to_numpy(column).astype(bool)
-    return numeric_column(pa.table({"keep": column}), "keep") != 0
+    return answer_numbers(pa.table({"keep": column}), "keep") != 0
 
 
 class PearsonGrader(IdAlignedGrader):
@@ -216,7 +233,7 @@ class PearsonGrader(IdAlignedGrader):
         aligned = self.aligned(submission, answers)
         target = self.target_columns[0]
         y_pred = numeric_column(aligned, target, allow_nan=True)
-        return numeric_column(answers, target, allow_nan=True), y_pred
+        return answer_numbers(answers, target, allow_nan=True), y_pred
 
     def compute(self, prepared) -> float:
         return pearson(*prepared)
@@ -242,7 +259,7 @@ class SpearmanGrader(IdAlignedGrader):
         require_row_count(submission, answers.num_rows)
         sub = submission.take(from_numpy(sort_order(submission.column(self.id_column))))
         ans = answers.take(from_numpy(sort_order(answers.column(self.id_column))))
-        truth = np.column_stack([numeric_column(ans, c, allow_nan=True) for c in classes])
+        truth = np.column_stack([answer_numbers(ans, c, allow_nan=True) for c in classes])
         pred = np.column_stack([numeric_column(sub, c, allow_nan=True) for c in classes])
         return truth, pred
 

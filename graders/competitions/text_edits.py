@@ -9,7 +9,7 @@ import pyarrow as pa
 from graders.competitions.columns import IdAlignedGrader
 from graders.competitions.pandas_cells import as_pandas_str, strict_text
 from graders.metrics.edit_distance import levenshtein_mean, normalized_sequence_levenshtein
-from graders.results import InvalidSubmission
+from graders.results import GraderError, InvalidSubmission
 from graders.validation import show
 
 
@@ -33,9 +33,11 @@ class LevenshteinMeanGrader(IdAlignedGrader):
         target = self.target_columns[0]
         if self.as_text:
             return as_pandas_str(answers.column(target)), as_pandas_str(aligned.column(target))
-        return strict_text(answers.column(target), target), strict_text(
-            aligned.column(target), target
-        )
+        try:
+            truth = strict_text(answers.column(target), target)
+        except InvalidSubmission as error:  # names answer rows: the data's fault, not shown
+            raise GraderError(f"Answers column '{target}' is unusable: {error}") from None
+        return truth, strict_text(aligned.column(target), target)
 
     def compute(self, prepared) -> float:
         y_true, y_pred = prepared
@@ -51,7 +53,10 @@ class GestureSequenceGrader(IdAlignedGrader):
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)
         target = self.target_columns[0]
-        y_true = _integer_sequences(as_pandas_str(answers.column(target)), target, "Answers")
+        try:
+            y_true = _integer_sequences(as_pandas_str(answers.column(target)), target, "Answers")
+        except InvalidSubmission as error:  # quotes answers: the data's fault, not shown
+            raise GraderError(str(error)) from None
         y_pred = _integer_sequences(as_pandas_str(aligned.column(target)), target, "Submission")
         return y_true, y_pred
 

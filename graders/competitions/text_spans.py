@@ -10,7 +10,7 @@ from graders.competitions.columns import IdAlignedGrader
 from graders.competitions.pandas_cells import as_pandas_str, filled_text, pandas_sort_order
 from graders.metrics.text_overlap import word_jaccard_mean
 from graders.results import InvalidSubmission
-from graders.validation import show
+from graders.validation import SHOWN, show
 
 
 class WordJaccardGrader(IdAlignedGrader):
@@ -20,6 +20,10 @@ class WordJaccardGrader(IdAlignedGrader):
     (MLE-bench cannot grade the submission); otherwise scikit-learn's ``jaccard_score``, which
     scores such a row 0 (chaii). ``as_str``: tweet converts both sides with ``astype(str)``
     after filling empty cells; chaii needs text and fails on a column of numbers.
+
+    With ``strict``, validation rejects every prediction without a word, whatever the answer:
+    naming the rows where the answer is empty too would reveal private answers (grading
+    still fails only where both sides are empty, as MLE-bench does).
     """
 
     metric = "word_jaccard_mean"
@@ -35,6 +39,22 @@ class WordJaccardGrader(IdAlignedGrader):
                 return filled_text(column, name, what=what)
             return [("" if v == "nan" else v) for v in as_pandas_str(column)]
         return filled_text(column, name, what=what)
+
+    def validation_checks(self, submission: pa.Table) -> None:
+        target = self.target_columns[0]
+        names = submission.column_names
+        if not self.strict or target not in names or self.id_column not in names:
+            return  # prepare names the missing column
+        texts = self._texts(submission.column(target), target, "Submission")
+        empty = np.flatnonzero(np.fromiter((not t.split() for t in texts), bool, len(texts)))
+        if len(empty):
+            ids = submission.column(self.id_column).take(pa.array(empty[:SHOWN])).to_pylist()
+            raise InvalidSubmission(
+                f"{len(empty)} rows have no word in their prediction (ids: "
+                f"{show(ids, len(empty))}): predict at least one word in every row. Where the "
+                "answer has no word either, MLE-bench's Jaccard divides by zero and cannot "
+                "grade the submission at all; validation does not say which rows those are."
+            )
 
     def prepare(self, submission: pa.Table, answers: pa.Table):
         aligned = self.aligned(submission, answers)

@@ -143,6 +143,11 @@ def _footprints(boxes: Boxes3D) -> tuple[np.ndarray, np.ndarray]:
     return corners, valid
 
 
+def valid_boxes(boxes: Boxes3D) -> np.ndarray:
+    """Which boxes the devkit can build (no NaN, positive sizes, a rectangular footprint)."""
+    return _footprints(boxes)[1]
+
+
 def _pair_ious(
     predicted: Boxes3D, truth: Boxes3D, pred_corners, truth_corners, p: np.ndarray, t: np.ndarray
 ) -> np.ndarray:

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graders.arrow_numpy import to_numpy
-from graders.results import InvalidSubmission
+from graders.results import GraderError, InvalidSubmission
 
 LabelArray = np.ndarray | pa.Array | pa.ChunkedArray
 
@@ -84,7 +84,7 @@ def encode_labels(y_true: LabelArray, y_pred: LabelArray, name: str) -> EncodedL
     """
     check_same_kind(y_true, y_pred, name)
     if is_text(y_true):
-        y_true = text_labels(y_true, "answers")
+        y_true = _answer_side(text_labels, y_true)
         y_pred = text_labels(y_pred, name)
         both = pa.chunked_array([*_chunks(y_true), *_chunks(y_pred)], type=pa.string())
         distinct = pc.unique(both)
@@ -97,9 +97,18 @@ def encode_labels(y_true: LabelArray, y_pred: LabelArray, name: str) -> EncodedL
             len(distinct),
             distinct.to_pylist(),
         )
-    t = numeric_labels(np.asarray(y_true), "answers").astype(np.float64)
+    t = _answer_side(numeric_labels, np.asarray(y_true)).astype(np.float64)
     p = numeric_labels(np.asarray(y_pred), name).astype(np.float64)
     return _encode_numbers(t, p)
+
+
+def _answer_side(check, values):
+    """``check`` applied to the answers' labels: a failure is the data's (``GraderError``),
+    never an ``InvalidSubmission`` quoting private labels."""
+    try:
+        return check(values, "answers")
+    except InvalidSubmission as error:
+        raise GraderError(f"The answers' labels are unusable: {error}") from None
 
 
 def _encode_numbers(t: np.ndarray, p: np.ndarray) -> EncodedLabels:
