@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from cli import CommandError, grading, runs
+from cli import CommandError, grading, integrity, runs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_published(subparsers)
     grading.register(subparsers)
     runs.register(subparsers)
+    integrity.register(subparsers)
     return parser
 
 

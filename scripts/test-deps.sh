@@ -11,10 +11,18 @@ need=()
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
 command -v dockerd >/dev/null 2>&1 || [ -x /usr/sbin/dockerd ] || need+=(docker.io)
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
 if [ ${#need[@]} -gt 0 ]; then
   echo "test-deps: installing ${need[*]}" >&2
   as_root apt-get update -q
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}"
+fi
+# Dolos itself (tests/benchmark/test_integrity_dolos.py checks our similarity against it),
+# at the version pinned in tools/dolos/package-lock.json; skipped when already installed.
+if ! cmp -s tools/dolos/package-lock.json tools/dolos/node_modules/.mleboard-installed-lock; then
+  echo "test-deps: npm ci --prefix tools/dolos" >&2
+  npm ci --prefix tools/dolos --no-audit --no-fund --loglevel=error
+  cp tools/dolos/package-lock.json tools/dolos/node_modules/.mleboard-installed-lock
 fi
 bash scripts/docker-up.sh
 .venv/bin/mleboard images

@@ -1,0 +1,103 @@
+"""``mleboard similarity`` and ``mleboard integrity``: MLE-bench's plagiarism and
+rule-violation checks on files (see ``benchmark.integrity``).
+
+``similarity`` compares every code file under ``--submissions`` with every one under
+``--references`` (``.py``, ``.ipynb``, ``.R``) as Dolos does and prints the pairs at or
+above ``--threshold``; ``integrity`` prints the findings of the rule-violation detectors
+on a run folder (its ``code/`` and ``logs/``).
+
+Exit codes: 0 (also when something was found: the output says what), 2 a usage problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from cli import CommandError
+
+CODE_SUFFIXES = (".py", ".ipynb", ".r")
+
+
+def register(subparsers) -> None:
+    """Add ``similarity`` and ``integrity`` to the ``mleboard`` parser."""
+    sim = subparsers.add_parser(
+        "similarity",
+        help="code similarity of submissions to reference code, as Dolos measures it",
+        description="Compare each code file (.py, .ipynb, .R) under --submissions with each "
+        "under --references (Dolos' tokens, k-grams of 23, winnowing window 17) and print "
+        "the pairs whose similarity is at least --threshold, with the matched line ranges.",
+    )
+    sim.add_argument("--references", required=True, type=Path, metavar="DIR")
+    sim.add_argument("--submissions", required=True, type=Path, metavar="DIR")
+    sim.add_argument("--threshold", type=float, default=0.6, help="default: 0.6")
+    sim.add_argument("--format", choices=("json", "text"), default="json")
+    sim.set_defaults(handler=cmd_similarity)
+
+    check = subparsers.add_parser(
+        "integrity",
+        help="rule-violation checks on a run folder: hand-written submission, LLM use, "
+        "unauthorized resources",
+        description="Run MLE-bench's rule-violation checks over RUN_DIR/code and "
+        "RUN_DIR/logs and print each finding (check, file, line, excerpt).",
+    )
+    check.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    check.add_argument("--format", choices=("json", "text"), default="text")
+    check.set_defaults(handler=cmd_integrity)
+
+
+def _code_files(root: Path) -> dict[str, str]:
+    if not root.is_dir():
+        raise CommandError(f"{root} is not a folder")
+    files = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix.lower() in CODE_SUFFIXES:
+            try:
+                files[path.relative_to(root).as_posix()] = path.read_text(
+                    encoding="utf-8", errors="replace"
+                )
+            except OSError as error:
+                raise CommandError(f"cannot read {path}: {error.strerror}") from None
+    return files
+
+
+def cmd_similarity(args: argparse.Namespace) -> int:
+    from benchmark.integrity.winnowing import compare_corpus
+
+    if not 0.0 <= args.threshold <= 1.0:
+        raise CommandError("--threshold must be between 0 and 1")
+    references = _code_files(args.references)
+    submissions = _code_files(args.submissions)
+    matches = compare_corpus(submissions, references, threshold=args.threshold)
+    if args.format == "json":
+        print(json.dumps([m.as_dict() for m in matches], indent=2))
+        return 0
+    for match in matches:
+        ranges = ", ".join(
+            f"{f.a_lines[0]}-{f.a_lines[1]}~{f.b_lines[0]}-{f.b_lines[1]}"
+            for f in match.fragments[:8]
+        )
+        more = f" (+{len(match.fragments) - 8})" if len(match.fragments) > 8 else ""
+        print(f"{match.similarity:.3f}  {match.submission}  {match.reference}  {ranges}{more}")
+    print(
+        f"{len(matches)} pairs at or above {args.threshold} "
+        f"({len(submissions)} submissions x {len(references)} references)"
+    )
+    return 0
+
+
+def cmd_integrity(args: argparse.Namespace) -> int:
+    from benchmark.integrity.detectors import scan_run
+
+    if not args.run_dir.is_dir():
+        raise CommandError(f"{args.run_dir} is not a folder")
+    findings = scan_run(args.run_dir)
+    if args.format == "json":
+        print(json.dumps([f.as_dict() for f in findings], indent=2))
+        return 0
+    for finding in findings:
+        print(f"{finding.check}  {finding.file}:{finding.line}  {finding.detail}")
+        print(f"    {finding.excerpt}")
+    print(f"{len(findings)} findings")
+    return 0
