@@ -27,6 +27,7 @@ def grade_submission_run(
     leaderboard: LeaderboardTable | None,
     *,
     seed: int | None = None,
+    max_bytes: int | None = None,
 ) -> CompetitionReport:
     """Grade one run's submission and place it on ``leaderboard``.
 
@@ -34,7 +35,8 @@ def grade_submission_run(
     thresholds None and no medals. Raises ``graders.UnknownCompetition`` for an id without a
     grader, ``benchmark.catalogue.UnknownCompetition`` for one missing from the catalogue, and
     ``graders.AnswersMissing`` when the competition's answers are not prepared (an
-    infrastructure problem, never blamed on the submission).
+    infrastructure problem, never blamed on the submission). A submission larger than
+    ``max_bytes`` (its apparent size, links not followed) is invalid and never read.
     """
     from benchmark.catalogue import get_competition
     from graders import GradeResult, grade_submission, grader_for
@@ -43,6 +45,15 @@ def grade_submission_run(
     if submission_path is None:
         result = GradeResult(
             None, False, False, "No submission was made.", grader_for(competition_id).grader_version
+        )
+    elif max_bytes is not None and _size(submission_path) > max_bytes:
+        result = GradeResult(
+            score=None,
+            valid_submission=False,
+            submission_exists=True,
+            error=f"the submission is {_size(submission_path):,} bytes, above the grading limit of "
+            f"{max_bytes:,} bytes: it was not read",
+            grader_version=grader_for(competition_id).grader_version,
         )
     else:
         result = grade_submission(Path(submission_path), competition_id, Path(data_dir))
@@ -75,6 +86,13 @@ def grade_submission_run(
         grader_version=result.grader_version,
         percentile=percentile,
     )
+
+
+def _size(path) -> int:
+    try:
+        return Path(path).lstat().st_size
+    except OSError:
+        return 0
 
 
 def load_private_leaderboard(

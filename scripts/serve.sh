@@ -9,6 +9,13 @@ HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
 LOG=${MLEBOARD_VAR_DIR:-var}/log
 mkdir -p "$LOG"
+# The demo runs agents as local processes unless the operator says otherwise: not isolated,
+# allowed for this demo only, and the run pages say so. Set MLEBOARD_RUN_BACKEND=docker on a
+# host with a Docker engine.
+export MLEBOARD_RUN_BACKEND="${MLEBOARD_RUN_BACKEND:-local}"
+if [ "$MLEBOARD_RUN_BACKEND" = local ]; then
+    export MLEBOARD_ALLOW_UNISOLATED_RUNS="${MLEBOARD_ALLOW_UNISOLATED_RUNS:-1}"
+fi
 "$BIN/celery" -A webapp worker -n grading@%h -Q grading,default \
     --concurrency "${WORKER_CONCURRENCY:-2}" --loglevel INFO --logfile "$LOG/worker-grading.log" &
 GRADING=$!

@@ -1,9 +1,10 @@
-from django.urls import path
+from django.urls import include, path
 
 from webapp.competitions import api as competition_api
 from webapp.results import api as result_api
 from webapp.results import upload_api
 from webapp.runs import api as run_api
+from webapp.runs import run_urls
 
 urlpatterns = [
     path(
@@ -42,4 +43,5 @@ urlpatterns = [
     ),
     path("uploads/", upload_api.UploadCreateApi.as_view(), name="api-upload-create"),
     path("uploads/<int:pk>/", upload_api.UploadDetailApi.as_view(), name="api-upload-detail"),
+    path("runs/", include(run_urls.api_urlpatterns)),
 ]

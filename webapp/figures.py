@@ -7,6 +7,8 @@ directly (rather than through plotly.graph_objects) keeps page rendering cheap.
 
 from collections.abc import Sequence
 
+from webapp.numbers import format_score
+
 MEDAL_COLOURS = {"gold": "#d4a017", "silver": "#8a8d91", "bronze": "#b06a2c", "median": "#4a6fa5"}
 LAYOUT_BASE = {
     "margin": {"l": 60, "r": 20, "t": 30, "b": 50},
@@ -14,6 +16,15 @@ LAYOUT_BASE = {
     "plot_bgcolor": "rgba(0,0,0,0)",
     "font": {"family": "system-ui, sans-serif", "size": 13},
 }
+
+
+def percent_axis(title: str, values) -> dict:
+    """A percentage axis from 0: Plotly's autorange when something is above 0; 0–100
+    when everything is 0 or missing (autorange would draw 0–1, which reads as fractions)."""
+    axis = {"title": {"text": title}, "rangemode": "tozero"}
+    if not any(v for v in values if v is not None):
+        axis["range"] = [0, 100]
+    return axis
 
 
 def leaderboard_distribution(
@@ -33,6 +44,7 @@ def leaderboard_distribution(
             "name": population_label,
             "marker": {"color": "#c9d3e0"},
             "nbinsx": 60,
+            "xhoverformat": ".6~g",
         }
     ]
     shapes, annotations = [], []
@@ -83,14 +95,17 @@ def leaderboard_distribution(
         annotations.append(
             {
                 "x": value,
-                "y": 1.02,
+                "y": 1.0,
+                "yanchor": "bottom",
                 "xref": "x",
                 "yref": "paper",
                 "text": key,
+                "hovertext": f"{key}: {format_score(value)}",
                 "showarrow": False,
                 "font": {"color": MEDAL_COLOURS[key], "size": 11},
             }
         )
+    rows = _stagger_labels(annotations, [*scores, *(a["x"] for a in annotations)])
     if agent_scores:
         data.append(
             {
@@ -99,9 +114,10 @@ def leaderboard_distribution(
                 "x": [s for _, s in agent_scores],
                 "y": [0] * len(agent_scores),
                 "text": [label for label, _ in agent_scores],
+                "customdata": [format_score(s) for _, s in agent_scores],
                 "name": "Agents",
                 "marker": {"symbol": "triangle-up", "size": 11, "color": "#c0392b"},
-                "hovertemplate": "%{text}: %{x}<extra></extra>",
+                "hovertemplate": "%{text}: %{customdata}<extra></extra>",
             }
         )
     direction = "lower is better" if lower_is_better else "higher is better"
@@ -109,6 +125,7 @@ def leaderboard_distribution(
         "data": data,
         "layout": {
             **LAYOUT_BASE,
+            "margin": {**LAYOUT_BASE["margin"], "t": 30 + LABEL_ROW_PX * (rows - 1)},
             "shapes": shapes,
             "annotations": annotations,
             "xaxis": {"title": {"text": f"score ({direction})"}},
@@ -118,6 +135,33 @@ def leaderboard_distribution(
             "bargap": 0.02,
         },
     }
+
+
+LABEL_ROW_PX = 18  # one row of medal-line labels (an 11 px label is 17 px high)
+LABEL_MIN_GAP = 0.12  # labels closer than this share of the x range go on different rows
+
+
+def _stagger_labels(annotations: list[dict], xs: Sequence[float]) -> int:
+    """Give each medal-line label a row (``yshift``) so that no two labels on one row are
+    closer than LABEL_MIN_GAP of the x range; returns the number of rows used."""
+    finite = [x for x in xs if x is not None]
+    span = (max(finite) - min(finite)) if finite else 0.0
+    last_on_row: list[float] = []
+    for annotation in sorted(annotations, key=lambda a: a["x"]):
+        row = next(
+            (
+                i
+                for i, x in enumerate(last_on_row)
+                if span > 0 and annotation["x"] - x >= LABEL_MIN_GAP * span
+            ),
+            len(last_on_row),
+        )
+        if row == len(last_on_row):
+            last_on_row.append(annotation["x"])
+        else:
+            last_on_row[row] = annotation["x"]
+        annotation["yshift"] = LABEL_ROW_PX * row
+    return max(1, len(last_on_row))
 
 
 def funnel(stages: Sequence[dict]) -> dict:
@@ -191,7 +235,7 @@ def breakdown_bars(groups: dict, *, title: str = "") -> dict:
             **LAYOUT_BASE,
             "margin": {"l": 220, "r": 20, "t": 30, "b": 50},
             "title": {"text": title, "font": {"size": 14}},
-            "xaxis": {"title": {"text": "Any Medal % (mean ± SEM)"}, "rangemode": "tozero"},
+            "xaxis": percent_axis("Any Medal % (mean ± SEM)", means),
             "yaxis": {"automargin": True, "autorange": "reversed"},
             "height": max(260, 28 * len(names) + 90),
         },
@@ -215,7 +259,10 @@ def pass_at_k_curves(curves: Sequence[tuple[str, Sequence[dict]]]) -> dict:
         "layout": {
             **LAYOUT_BASE,
             "xaxis": {"title": {"text": "k (seeds)"}, "dtick": 1},
-            "yaxis": {"title": {"text": "pass@k, Any Medal %"}, "rangemode": "tozero"},
+            "yaxis": percent_axis(
+                "pass@k, Any Medal %",
+                [p["percentage"] for _, points in curves for p in points],
+            ),
             "legend": {"orientation": "h", "y": -0.25},
         },
     }
@@ -274,7 +321,10 @@ def split_bars(series: Sequence[tuple[str, dict]], splits: Sequence[tuple[str, s
         "layout": {
             **LAYOUT_BASE,
             "barmode": "group",
-            "yaxis": {"title": {"text": "Any Medal %"}, "rangemode": "tozero"},
+            "yaxis": percent_axis(
+                "Any Medal %",
+                [(values.get(key) or {}).get("mean") for _, values in series for key, _ in splits],
+            ),
             "legend": {"orientation": "h", "y": -0.2},
         },
     }
@@ -296,6 +346,61 @@ def time_scaling(points: Sequence[dict]) -> dict:
         "layout": {
             **LAYOUT_BASE,
             "xaxis": {"title": {"text": "elapsed hours"}, "rangemode": "tozero"},
-            "yaxis": {"title": {"text": "Any Medal % (latest snapshot)"}, "rangemode": "tozero"},
+            "yaxis": percent_axis(
+                "Any Medal % (latest snapshot)", [p["any_medal_percentage"] for p in points]
+            ),
+        },
+    }
+
+
+SPLIT_COLOURS = ("#2e7d32", "#5b8bd0", "#d4a017", "#c0392b", "#8a8d91", "#7b52ab", "#b06a2c")
+
+
+def leaderboard_dots(entries: Sequence[dict], splits: Sequence[tuple[str, str]]) -> dict:
+    """Any Medal % per split as dots with ± SEM bars, one row per leaderboard entry (in
+    the table's order, best at the top), one colour per split. ``entries``: the
+    leaderboard's (``name``, ``splits`` -> {"mean", "standard_error"}); ``splits``:
+    (key, label). Rows are labelled with the entry's name."""
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e["name"]] = counts.get(e["name"], 0) + 1
+    # One row per entry: two entries of one name are told apart by their id.
+    names = [e["name"] if counts[e["name"]] == 1 else f"{e['name']} #{e['id']}" for e in entries]
+    data = []
+    for i, (key, label) in enumerate(splits):
+        values = [(e["splits"].get(key) or {}) for e in entries]
+        if not any(v.get("mean") is not None for v in values):
+            continue
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": label,
+                "x": [v.get("mean") for v in values],
+                "y": names,
+                "error_x": {
+                    "type": "data",
+                    "array": [v.get("standard_error") or 0 for v in values],
+                    "visible": True,
+                    "thickness": 1.5,
+                    "width": 3,
+                },
+                "marker": {"size": 9, "color": SPLIT_COLOURS[i % len(SPLIT_COLOURS)]},
+                "hovertemplate": "%{y}, " + label + ": %{x:.1f}% ± %{error_x.array:.1f}"
+                "<extra></extra>",
+            }
+        )
+    means = [x for trace in data for x in trace["x"]]
+    return {
+        "data": data,
+        "layout": {
+            **LAYOUT_BASE,
+            "margin": {"l": 20, "r": 20, "t": 40, "b": 50},
+            "xaxis": percent_axis("Any Medal % (mean ± SEM)", means),
+            "yaxis": {"automargin": True, "autorange": "reversed", "type": "category"},
+            # .figure is at least 360 px high: fill it rather than leave a gap.
+            "height": max(360, 26 * len(names) + 120),
+            "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+            "showlegend": True,
         },
     }

@@ -97,6 +97,7 @@ TEMPLATES = [
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
+                "webapp.runs.context_processors.isolation",
                 "django.contrib.messages.context_processors.messages",
             ],
         },
@@ -211,7 +212,7 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
     "webapp.results.tasks.grade_run_task": {"queue": "grading"},
     "webapp.results.tasks.*": {"queue": "grading"},
-    "webapp.runs.tasks.execute_agent_run_task": {"queue": "runs"},
+    "webapp.runs.tasks.*": {"queue": "runs"},
 }
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", "false")
 GRADING_SOFT_TIME_LIMIT = envint("MLEBOARD_GRADING_SOFT_TIME_LIMIT", 600)
@@ -232,12 +233,29 @@ CELERY_BEAT_SCHEDULE = {
         # A sweep that could not run in its interval is not worth running late.
         "options": {"expires": float(MLEBOARD_REAPER_INTERVAL_S)},
     },
+    # On the runs queue: taken by a worker whose host has the engine.
+    "reap-containers": {
+        "task": "webapp.runs.tasks.reap_containers_task",
+        "schedule": float(MLEBOARD_REAPER_INTERVAL_S),
+        "options": {"queue": "runs", "expires": float(MLEBOARD_REAPER_INTERVAL_S)},
+    },
 }
 
 # --- Agent runs -------------------------------------------------------------------------
-# The embedded default runs agents as local processes (NOT a security boundary); set
-# docker on hosts with a Docker engine.
-MLEBOARD_RUN_BACKEND = envstr("MLEBOARD_RUN_BACKEND", "local")
+# How agent runs are isolated is the operator's choice, never a launcher's: `docker` (the
+# default) or `local` (a subprocess with the worker's rights: NOT a security boundary),
+# which the site refuses unless MLEBOARD_ALLOW_UNISOLATED_RUNS is on (`make run` turns it
+# on for its demo, and run pages then say runs are not isolated).
+MLEBOARD_RUN_BACKEND = envstr("MLEBOARD_RUN_BACKEND", "docker")
+if MLEBOARD_RUN_BACKEND not in ("docker", "local"):
+    raise ImproperlyConfigured(
+        f"MLEBOARD_RUN_BACKEND={MLEBOARD_RUN_BACKEND!r}: choose docker or local"
+    )
+MLEBOARD_ALLOW_UNISOLATED_RUNS = envbool("MLEBOARD_ALLOW_UNISOLATED_RUNS", "false")
+# Grading: a submission larger than this is refused with a message (never read), and a
+# grading process may use at most this much memory (0: no cap).
+MLEBOARD_MAX_SUBMISSION_BYTES = envint("MLEBOARD_MAX_SUBMISSION_BYTES", 1024**3)
+MLEBOARD_GRADING_MEMORY_BYTES = envint("MLEBOARD_GRADING_MEMORY_BYTES", 8 * 1024**3)
 MLEBOARD_HOST_CPUS = float(envstr("MLEBOARD_HOST_CPUS", str(os.cpu_count() or 1)))
 MLEBOARD_HOST_MEMORY = envint(
     "MLEBOARD_HOST_MEMORY", os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

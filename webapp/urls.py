@@ -1,11 +1,12 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from webapp import api_docs
 from webapp.competitions import views as competition_views
 from webapp.results import upload_views
 from webapp.results import views as result_views
+from webapp.runs import run_urls
 from webapp.runs import views as run_views
 
 urlpatterns = [
@@ -27,12 +28,13 @@ urlpatterns = [
     path("runs/", run_views.launch_list, name="launch-list"),
     path("runs/new/", run_views.launch_new, name="launch-new"),
     path("runs/<int:pk>/", run_views.launch_detail, name="launch-detail"),
+    path("runs/", include(run_urls.page_urlpatterns)),
     path("agent-runs/<int:pk>/cancel/", run_views.agent_run_cancel_view, name="agent-run-cancel"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/", include("webapp.api_urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("api/schema/", api_docs.SchemaView.as_view(), name="api-schema"),
+    path("api/docs/", api_docs.swagger_view, name="api-docs"),
+    path("api/redoc/", api_docs.redoc_view, name="api-redoc"),
 ]

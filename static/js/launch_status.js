@@ -22,7 +22,7 @@
   }
   function showLog(url) {
     fetch(url, {credentials: "same-origin"}).then(function (r) { return r.json(); }).then(function (run) {
-      document.getElementById("run-log").textContent = run.log_tail || "(no output yet)";
+      document.getElementById("run-log").textContent = run.log_tail || run.log_note || "(no output yet)";
     });
   }
   root.addEventListener("click", function (event) {

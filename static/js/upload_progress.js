@@ -18,12 +18,23 @@
       document.getElementById("up-experiment").hidden = false;
       document.getElementById("up-experiment-link").href = "/experiments/" + p.experiment + "/";
     }
-    var list = document.getElementById("up-failures");
-    list.replaceChildren.apply(list, p.failures.map(function (f) {
-      var li = document.createElement("li");
-      li.textContent = f.competition_id + " seed " + f.seed + ": " + f.reason;
-      return li;
-    }));
+    text("up-invalid", p.runs_invalid);
+    function list(id, items) {
+      var ul = document.getElementById(id);
+      if (!items.length) {
+        var none = document.createElement("li");
+        none.className = "muted"; none.textContent = "None.";
+        ul.replaceChildren(none);
+        return;
+      }
+      ul.replaceChildren.apply(ul, items.map(function (f) {
+        var li = document.createElement("li");
+        li.textContent = f.competition_id + " seed " + f.seed + ": " + f.reason;
+        return li;
+      }));
+    }
+    list("up-failures", p.failures);
+    list("up-invalid-list", p.invalid_submissions || []);
   }
   function poll() {
     fetch(root.dataset.url, {credentials: "same-origin"}).then(function (r) { return r.json(); }).then(function (p) {

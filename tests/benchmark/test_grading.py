@@ -123,3 +123,33 @@ def test_infrastructure_errors_raise(tmp_path):
     path = layout.write_submission("s.csv", {"id": IDS, "label": LABELS})
     with pytest.raises(graders.AnswersMissing):
         grade_submission_run(path, "demo-digits", tmp_path, None)
+
+
+def test_a_submission_above_the_size_limit_is_refused_unread(digits, tmp_path):
+    board, _ = load_private_leaderboard("demo-digits", data_dir=tmp_path)
+    path = _submission(digits, "p.csv", 20)
+    sparse = tmp_path / "huge.csv"
+    with open(sparse, "wb") as handle:  # 10 GiB apparent, nothing written
+        handle.truncate(10 * 1024**3)
+    for submission in (path, sparse):
+        report = grade_submission_run(submission, "demo-digits", tmp_path, board, max_bytes=100)
+        assert report.submission_exists and not report.valid_submission and report.score is None
+        assert "above the grading limit of 100 bytes" in report.error
+    ok = grade_submission_run(path, "demo-digits", tmp_path, board, max_bytes=10**6)
+    assert ok.valid_submission and ok.score == 1.0
+
+
+def test_worker_processes_get_the_grading_memory_cap():
+    import subprocess
+    import sys
+
+    code = (
+        "import os, resource, django; os.environ['DJANGO_SETTINGS_MODULE']='webapp.settings';"
+        "django.setup(); from webapp.celery import cap_memory; cap_memory();"
+        "print(resource.getrlimit(resource.RLIMIT_DATA)[0])"
+    )
+    import os
+
+    env = {**os.environ, "MLEBOARD_GRADING_MEMORY_BYTES": str(3 * 1024**3)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.stdout.strip() == str(3 * 1024**3), done.stderr

@@ -143,3 +143,13 @@ def page(browser):
 def shot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture
+def unisolated(monkeypatch, settings):
+    """A site whose operator runs agents as local processes (the demo's choice), for this
+    process and for worker processes started after it."""
+    monkeypatch.setenv("MLEBOARD_RUN_BACKEND", "local")
+    monkeypatch.setenv("MLEBOARD_ALLOW_UNISOLATED_RUNS", "1")
+    settings.MLEBOARD_RUN_BACKEND = "local"
+    settings.MLEBOARD_ALLOW_UNISOLATED_RUNS = True

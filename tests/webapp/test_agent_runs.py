@@ -220,3 +220,43 @@ def test_sweeper_ends_a_run_whose_heartbeat_stopped_and_removes_its_container(
     assert run.status == AgentRun.Status.HARNESS_ERROR and "heartbeat stopped" in run.message
     assert images.containers.list(all=True, filters={"label": "org.mleboard.run=1"}) == []
     assert run.result_run is not None  # graded as "no submission": a result, not a hole
+
+
+def test_isolation_is_the_operators_choice(site, runner_user, settings):
+    """A launch cannot pick its own isolation: asking for local on a docker site is
+    refused, and a local site refuses runs unless the operator allowed unisolated runs."""
+    api = api_for(runner_user)
+    body = {"agent": "dummy", "competitions": ["demo-wine"], "cpus": 1, "gpus": 0}
+    settings.MLEBOARD_RUN_BACKEND = "docker"
+    refused = api.post(
+        "/api/launches/", {**body, "backend": "local"}, content_type="application/json"
+    )
+    assert refused.status_code == 400 and "operator" in refused.json()["error"]
+    assert not Launch.objects.exists()
+    settings.MLEBOARD_RUN_BACKEND = "local"
+    settings.MLEBOARD_ALLOW_UNISOLATED_RUNS = False
+    refused = api.post("/api/launches/", body, content_type="application/json")
+    assert refused.status_code == 400
+    assert "MLEBOARD_ALLOW_UNISOLATED_RUNS" in refused.json()["error"]
+    settings.MLEBOARD_ALLOW_UNISOLATED_RUNS = True
+    browser = Client()
+    browser.force_login(runner_user)
+    page = browser.get("/runs/new/")
+    assert page.status_code == 200 and "Runs on this site are not isolated" in page.content.decode()
+    settings.MLEBOARD_RUN_BACKEND = "docker"
+    assert "not isolated" not in browser.get("/runs/new/").content.decode()
+
+
+def test_a_launch_made_before_the_operator_turned_isolation_on_does_not_run(
+    site, runner_user, settings
+):
+    from webapp.runs.services import agent_run_execute
+
+    settings.MLEBOARD_RUN_BACKEND = "local"
+    settings.MLEBOARD_ALLOW_UNISOLATED_RUNS = True
+    launch_id = launch(
+        api_for(runner_user), agent="dummy", competitions=["demo-wine"], cpus=1, gpus=0
+    )
+    settings.MLEBOARD_ALLOW_UNISOLATED_RUNS = False
+    run = agent_run_execute(AgentRun.objects.get(launch_id=launch_id).pk)
+    assert run.status == AgentRun.Status.HARNESS_ERROR and "not isolated" in run.message

@@ -70,7 +70,9 @@ def test_upload_form_and_live_progress(
     assert page.console_errors == []
 
 
-def test_agent_run_pages(page, live_server, demo, celery_worker_process, django_user_model):
+def test_agent_run_pages(
+    page, live_server, demo, unisolated, celery_worker_process, django_user_model
+):
     user = django_user_model.objects.create_user("jon", password="pw-jon-123456")
     user.user_permissions.add(Permission.objects.get(codename="launch_agent_runs"))
     sign_in(page, live_server, "jon", "pw-jon-123456")
@@ -81,7 +83,7 @@ def test_agent_run_pages(page, live_server, demo, celery_worker_process, django_
     page.fill("input[name=memory]", "1g")
     page.fill("input[name=gpus]", "0")
     page.fill("input[name=time_limit_s]", "120")
-    page.select_option("select[name=backend]", "local")
+    assert "not isolated" in page.locator("#unisolated-banner").inner_text()
     shot(page, "launch-form")
     page.click("#launch-form button[type=submit]")
     page.wait_for_url("**/runs/*/")

@@ -22,7 +22,7 @@ time.sleep(1.5)
 """
 
 
-def test_snapshots_are_graded_and_drawn(tmp_path, settings, django_user_model, client):
+def test_snapshots_are_graded_and_drawn(tmp_path, settings, unisolated, django_user_model, client):
     settings.MLEBOARD_DATA_DIR = tmp_path / "data"
     settings.MEDIA_ROOT = tmp_path / "media"
     build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1, competitions=("demo-wine",))

@@ -63,3 +63,12 @@ def clean_subset_excluded_slugs() -> set[str]:
     )
     retired = Competition.objects.filter(retired=True).values_list("slug", flat=True)
     return set(flagged) | set(retired)
+
+
+def catalogue_breakdown() -> dict:
+    """How the catalogue's competitions divide: the total, and per split its count, so
+    that a page can say "86 = MLE-bench's 75 + 7 dev + 4 demo"."""
+    counts = dict(
+        Split.objects.annotate(n=Count("competitions", distinct=True)).values_list("slug", "n")
+    )
+    return {"total": Competition.objects.count(), "by_split": counts}

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, render
 from webapp import figures
 from webapp.competitions import selectors
 from webapp.competitions.models import Competition
+from webapp.numbers import format_score
 from webapp.results.selectors import agent_scores_on_competition
 
 
@@ -16,7 +17,12 @@ def competition_list(request):
     return render(
         request,
         "competitions/list.html",
-        {"competitions": competitions, "params": params, **selectors.competition_filter_choices()},
+        {
+            "competitions": competitions,
+            "params": params,
+            "breakdown": selectors.catalogue_breakdown(),
+            **selectors.competition_filter_choices(),
+        },
     )
 
 
@@ -25,7 +31,12 @@ def competition_detail(request, slug: str):
     board = competition.current_leaderboard
     agent_scores = agent_scores_on_competition(competition, user=request.user)
     figure = None
+    thresholds = {}
     if board is not None:
+        thresholds = {
+            key: format_score(getattr(board, f"{key}_threshold"))
+            for key in ("gold", "silver", "bronze", "median")
+        }
         figure = figures.leaderboard_distribution(
             selectors.competition_scores(board),
             {
@@ -50,6 +61,7 @@ def competition_detail(request, slug: str):
             "board": board,
             "older_boards": competition.leaderboards.filter(~Q(pk=board.pk) if board else Q()),
             "figure": figure,
+            "thresholds": thresholds,
             "agent_scores": agent_scores,
             "known_issues": selectors.competition_known_issues(competition),
         },

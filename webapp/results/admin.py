@@ -38,7 +38,8 @@ class ExperimentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Publish to the public leaderboard")
     def publish(self, request, queryset):
-        queryset.update(is_published=True)
+        n = queryset.exclude(is_published=True).update(is_published=True)
+        self.message_user(request, _published_message(n, "published on", queryset.count() - n))
 
     @admin.action(description="Re-grade (after a grader fix)")
     def regrade(self, request, queryset):
@@ -53,7 +54,16 @@ class ExperimentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Withdraw from the public leaderboard")
     def unpublish(self, request, queryset):
-        queryset.update(is_published=False)
+        n = queryset.exclude(is_published=False).update(is_published=False)
+        self.message_user(request, _published_message(n, "withdrawn from", queryset.count() - n))
+
+
+def _published_message(changed: int, verb: str, unchanged: int) -> str:
+    """E.g. "2 experiments published on the public leaderboard (1 already was)."."""
+    text = f"{changed} experiment{'s' if changed != 1 else ''} {verb} the public leaderboard"
+    if unchanged:
+        text += f" ({unchanged} already {'was' if unchanged == 1 else 'were'})"
+    return text + "."
 
 
 @admin.register(Run)

@@ -83,6 +83,7 @@ def summary_of(figures: dict) -> dict:
             out[split] = {
                 **metrics["any_medal_percentage"],
                 "n_seeds": result["num_seeds_averaged"],
+                "n_competitions": result.get("num_competitions_per_seed"),
             }
     return out
 

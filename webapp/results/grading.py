@@ -81,6 +81,7 @@ def run_grade(run_id: int, *, token: str = "", data_dir: Path | None = None) -> 
             Path(data_dir or settings.MLEBOARD_DATA_DIR),
             leaderboard_data(run.competition),
             seed=run.seed,
+            max_bytes=settings.MLEBOARD_MAX_SUBMISSION_BYTES,
         )
     with transaction.atomic():
         finished = holding(Run, run_id, token, Run.Status.RUNNING).update(

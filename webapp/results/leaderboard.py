@@ -6,7 +6,13 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from benchmark.splits import PUBLISHED_SPLITS, SPLIT_PREFERENCE, SPLIT_SLUGS, split_label
+from benchmark.splits import (
+    PUBLISHED_SPLITS,
+    RAN,
+    SPLIT_PREFERENCE,
+    SPLIT_SLUGS,
+    split_label,
+)
 from webapp.jinja import url_for_each
 from webapp.results.selectors import experiments_visible_to
 
@@ -112,6 +118,8 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
                 "is_published": row["is_published"],
                 "figures_source": figures_source,
                 "splits": {s: summary.get(s) for s in SPLIT_SLUGS},
+                # Figures over exactly the competitions run (an entry covering no split).
+                "ran": summary.get(RAN.slug) if isinstance(summary.get(RAN.slug), dict) else None,
                 "n_seeds": max(
                     (v.get("n_seeds") or 0 for v in summary.values() if isinstance(v, dict)),
                     default=0,
@@ -131,17 +139,52 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
             }
         )
 
-    def rank_key(entry):
-        return tuple(
-            -((entry["splits"].get(s) or {}).get("mean") or -1)
+    rank_entries(entries)
+    return entries
+
+
+def ranking_split(entries: list[dict]) -> str:
+    """The split entries are ranked on: the first of SPLIT_PREFERENCE (a catalogue split,
+    never ``ran``) that some entry has a figure on; "" when none has any."""
+    return next(
+        (
+            s
             for s in SPLIT_PREFERENCE
-            if s in SPLIT_SLUGS
+            if s in SPLIT_SLUGS and any(e["splits"].get(s) for e in entries)
+        ),
+        "",
+    )
+
+
+def rank_entries(entries: list[dict]) -> str:
+    """Sort ``entries`` best first and number them, within one split only: those with a
+    figure on the ranking split get ranks (ties broken by the next splits); the others
+    come after, unranked (``rank`` None), since a figure over other competitions is not
+    comparable. Returns the ranking split."""
+    split = ranking_split(entries)
+
+    def mean(entry, s):
+        value = (entry["splits"].get(s) or {}).get("mean")
+        return -1.0 if value is None else value
+
+    def key(entry):
+        has = entry["splits"].get(split) is not None if split else False
+        return (
+            not has,
+            *(-mean(entry, s) for s in SPLIT_PREFERENCE if s in SPLIT_SLUGS),
+            -((entry.get("ran") or {}).get("mean") or -1.0),
         )
 
-    entries.sort(key=rank_key)
-    for rank, entry in enumerate(entries, start=1):
-        entry["rank"] = rank
-    return entries
+    entries.sort(key=key)
+    rank = 0
+    for entry in entries:
+        if split and entry["splits"].get(split) is not None:
+            rank += 1
+            entry["rank"] = rank
+        else:
+            entry["rank"] = None
+        entry["ranked_on"] = split if entry["rank"] else ""
+    return split
 
 
 CSV_COLUMNS = (
@@ -256,10 +299,21 @@ def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[
                 }
             )
         hours = "" if e["runtime_hours"] is None else f"{e['runtime_hours']:g}"
+        ran = e.get("ran")
+        ran_note = ""
+        if ran and ran.get("mean") is not None and not any(c["mean"] for c in cells):
+            n = ran.get("n_competitions")
+            ran_note = (
+                f"{RAN.label}{f' ({n})' if n else ''}: "
+                f"{ran['mean']:.{digits}f} ± {(ran.get('standard_error') or 0):.{digits}f}"
+            )
         rows.append(
             {
                 **e,
                 "url": experiment_url(e["id"]),
+                "rank_text": "—" if e["rank"] is None else str(e["rank"]),
+                "rank_sort": 10**9 if e["rank"] is None else e["rank"],
+                "ran_note": ran_note,
                 "cells": cells,
                 "hours": hours,
                 "hours_sort": e["runtime_hours"] if e["runtime_hours"] is not None else -1,

@@ -120,7 +120,7 @@ class ReviewQueue(Experiment):
     class Meta:
         proxy = True
         verbose_name = "experiment awaiting review"
-        verbose_name_plural = "review queue (unpublished experiments)"
+        verbose_name_plural = "experiments awaiting review"
 
 
 class Run(Dispatched):

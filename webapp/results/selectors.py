@@ -6,6 +6,7 @@ from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from benchmark.splits import SPLIT_PREFERENCE, default_split
+from webapp.numbers import format_score
 from webapp.results.models import Experiment, GradeReport, Run, Upload
 from webapp.visibility import visible_to
 from webapp.work import stale_before
@@ -56,23 +57,36 @@ def waiting_for_worker(upload: Upload) -> bool:
 
 
 def upload_progress(upload: Upload) -> dict:
-    """What the upload page and ``GET /api/uploads/<id>/`` show."""
-    runs_total = runs_graded = runs_failed = 0
+    """What the upload page and ``GET /api/uploads/<id>/`` show. ``failures`` are the runs
+    that failed to grade (``runs_failed`` of them, each with its reason);
+    ``invalid_submissions`` the runs graded with an invalid or missing submission
+    (``runs_invalid``: they count, as 0, in the figures)."""
+    runs_total = runs_graded = runs_failed = runs_invalid = 0
     failures: list[dict] = []
+    invalid: list[dict] = []
     if upload.experiment_id:
-        counts = Run.objects.filter(experiment_id=upload.experiment_id).aggregate(
+        runs = Run.objects.filter(experiment_id=upload.experiment_id)
+        with_error = ~Q(error="")
+        counts = runs.aggregate(
             total=Count("pk"),
             graded=Count("pk", filter=Q(status=Run.Status.GRADED)),
             failed=Count("pk", filter=Q(status=Run.Status.FAILED)),
+            invalid=Count("pk", filter=Q(status=Run.Status.GRADED) & with_error),
         )
-        runs_total, runs_graded, runs_failed = counts["total"], counts["graded"], counts["failed"]
-        failures = [
-            {"competition_id": r.competition.slug, "seed": r.seed, "reason": r.error}
-            for r in Run.objects.filter(experiment_id=upload.experiment_id)
-            .exclude(error="")
-            .select_related("competition")
-            .order_by("competition__slug", "seed")[:200]
-        ]
+        runs_total, runs_graded = counts["total"], counts["graded"]
+        runs_failed, runs_invalid = counts["failed"], counts["invalid"]
+
+        def listed(status):
+            return [
+                {"competition_id": r.competition.slug, "seed": r.seed, "reason": r.error}
+                for r in runs.filter(status=status)
+                .filter(with_error)
+                .select_related("competition")
+                .order_by("competition__slug", "seed")[:200]
+            ]
+
+        failures = listed(Run.Status.FAILED)
+        invalid = listed(Run.Status.GRADED)
     waiting = waiting_for_worker(upload)
     return {
         "id": upload.pk,
@@ -87,6 +101,8 @@ def upload_progress(upload: Upload) -> dict:
         "runs_graded": runs_graded,
         "runs_failed": runs_failed,
         "failures": failures,
+        "runs_invalid": runs_invalid,
+        "invalid_submissions": invalid,
         "error": upload.error or None,
         "warnings": upload.warnings,
         "experiment": upload.experiment_id,
@@ -107,11 +123,17 @@ def medal_of(report) -> str:
 
 
 def agent_scores_on_competition(competition, *, user) -> list[dict]:
+    """Every visible current report on ``competition``, best score first (the metric's
+    direction), runs without a score last."""
     visible = experiments_visible_to(user).values("pk")
     reports = (
         GradeReport.objects.filter(competition=competition, is_current=True, experiment__in=visible)
         .select_related("experiment__agent__scaffold", "experiment__agent__model")
         .order_by("experiment__name", "seed")
+    )
+    sign = 1 if competition.lower_is_better else -1
+    reports = sorted(
+        reports, key=lambda r: (r.score is None, 0.0 if r.score is None else sign * r.score)
     )
     return [
         {
@@ -119,6 +141,7 @@ def agent_scores_on_competition(competition, *, user) -> list[dict]:
             "label": f"{r.experiment.name} (seed {r.seed})",
             "seed": r.seed,
             "score": r.score,
+            "score_text": format_score(r.score),
             "submission_exists": r.submission_exists,
             "medal": medal_of(r),
             "percentile": r.percentile,
@@ -153,13 +176,7 @@ def experiment_reports(experiment: Experiment) -> QuerySet:
 def _num(value, digits: int | None = None) -> str:
     if value is None:
         return ""
-    return (
-        f"{value:.{digits}f}"
-        if digits is not None
-        else f"{value:g}"
-        if isinstance(value, float)
-        else str(value)
-    )
+    return f"{value:.{digits}f}" if digits is not None else format_score(value)
 
 
 def competition_rows(experiment: Experiment) -> list[dict]:
@@ -189,9 +206,11 @@ def competition_rows(experiment: Experiment) -> list[dict]:
             "valid_submission",
             "error",
             "is_lower_better",
+            "run_id",
         )
     )
     competition_url = url_for_each("competition-detail")
+    run_url = url_for_each("run-page-result")
     out = []
     for (
         slug,
@@ -210,6 +229,7 @@ def competition_rows(experiment: Experiment) -> list[dict]:
         valid,
         error,
         lower,
+        run_id,
     ) in rows:
         gap = medal_gap(score, m, g, lower)
         if valid:
@@ -232,6 +252,7 @@ def competition_rows(experiment: Experiment) -> list[dict]:
                 "percentile": _num(pct, 1),
                 "percentile_sort": -1 if pct is None else pct,
                 "note": note,
+                "run_url": run_url(run_id),
             }
         )
     return out

@@ -26,7 +26,15 @@ class UploadProgressOutput(serializers.Serializer):
     runs_total = serializers.IntegerField()
     runs_graded = serializers.IntegerField()
     runs_failed = serializers.IntegerField()
-    failures = serializers.ListField(child=serializers.DictField())
+    failures = serializers.ListField(
+        child=serializers.DictField(), help_text="runs that failed to grade, with the reason"
+    )
+    runs_invalid = serializers.IntegerField(
+        help_text="runs graded with an invalid or missing submission (count as 0)"
+    )
+    invalid_submissions = serializers.ListField(
+        child=serializers.DictField(), help_text="those runs, with what was wrong"
+    )
     error = serializers.CharField(allow_null=True)
     warnings = serializers.ListField(child=serializers.CharField())
     experiment = serializers.IntegerField(allow_null=True)
@@ -62,6 +70,13 @@ class UploadCreateApi(APIView):
                         help_text="a duplicate whose earlier upload failed or stalled, "
                         "processed again"
                     ),
+                    "metadata_ignored": serializers.BooleanField(
+                        help_text="a duplicate sent with other metadata than its earlier "
+                        "upload: that upload's metadata is kept, the new one is not applied"
+                    ),
+                    "message": serializers.CharField(
+                        allow_blank=True, help_text="what happened to a duplicate, in words"
+                    ),
                 },
             ),
             400: inline_serializer("UploadError", {"error": serializers.CharField()}),
@@ -91,6 +106,8 @@ class UploadCreateApi(APIView):
                 "url": reverse("api-upload-detail", args=[upload.pk]),
                 "duplicate": created.duplicate,
                 "resumed": created.resumed,
+                "metadata_ignored": created.metadata_ignored,
+                "message": created.note,
             },
             status=status.HTTP_202_ACCEPTED,
         )

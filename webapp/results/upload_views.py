@@ -11,6 +11,7 @@ from rest_framework.throttling import ScopedRateThrottle
 
 from webapp.bad_input import parse_json
 from webapp.results import selectors
+from webapp.results.leaderboard import filter_choices
 from webapp.results.upload_api import UploadCreateApi
 from webapp.results.upload_input import upload_metadata
 from webapp.results.uploads import upload_create
@@ -23,8 +24,18 @@ class UploadForm(forms.Form):
         help_text="A zip or tar of MLE-bench run-group folders, a submissions.jsonl with its CSVs, "
         "or MLE-bench grading-report JSON files."
     )
-    scaffold = forms.CharField(max_length=100)
-    model = forms.CharField(max_length=100, help_text="The LLM behind the agent.")
+    # Free text, with the names already in use offered (a <datalist>), so that one agent
+    # does not get two spellings ("none" and "none (no LLM)").
+    scaffold = forms.CharField(
+        max_length=100,
+        widget=forms.TextInput(attrs={"list": "scaffold-choices", "autocomplete": "off"}),
+        help_text="Pick an existing name when it is the same scaffold.",
+    )
+    model = forms.CharField(
+        max_length=100,
+        widget=forms.TextInput(attrs={"list": "model-choices", "autocomplete": "off"}),
+        help_text="The LLM behind the agent; pick an existing name when it is the same one.",
+    )
     agent_version = forms.CharField(max_length=60, required=False)
     name = forms.CharField(max_length=200, required=False, help_text="A name for the experiment.")
     hardware = forms.CharField(max_length=200, required=False)
@@ -69,7 +80,12 @@ def upload_new(request):
             f"Too many uploads: at most {throttle.rate}. Try again in {minutes} minute(s).",
         )
         form = UploadForm(initial=request.POST.dict())
-        return render(request, "results/upload_new.html", {"form": form}, status=429)
+        return render(
+            request,
+            "results/upload_new.html",
+            {"form": form, **filter_choices(request.user)},
+            status=429,
+        )
     form = UploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -84,21 +100,19 @@ def upload_new(request):
             if upload is not None:
                 return redirect(upload.get_absolute_url())
         else:
-            if created.resumed:
-                messages.info(
-                    request,
-                    "You uploaded this archive before and it did not finish: it is being "
-                    "processed again.",
-                )
+            if created.metadata_ignored:
+                messages.warning(request, created.note)
             elif created.duplicate:
-                messages.info(
-                    request,
-                    "You uploaded this archive before (same checksum): here is that upload.",
-                )
+                messages.info(request, created.note)
             return redirect(created.upload.get_absolute_url())
     # A form sent back with what is wrong answers 400 (the messages say why).
     status = 400 if request.method == "POST" else 200
-    return render(request, "results/upload_new.html", {"form": form}, status=status)
+    return render(
+        request,
+        "results/upload_new.html",
+        {"form": form, **filter_choices(request.user)},
+        status=status,
+    )
 
 
 @login_required

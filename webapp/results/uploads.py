@@ -55,6 +55,25 @@ class UploadCreated:
     upload: Upload
     duplicate: bool
     resumed: bool = False  # a duplicate whose earlier upload failed or stalled, sent again
+    # A duplicate sent with other metadata: the earlier upload's metadata is kept.
+    metadata_ignored: bool = False
+
+    @property
+    def note(self) -> str:
+        """What to tell the person about a duplicate, or ""."""
+        if not self.duplicate:
+            return ""
+        text = (
+            "You uploaded this archive before and it did not finish: it is being processed again."
+            if self.resumed
+            else "You uploaded this archive before (same checksum): here is that upload."
+        )
+        if self.metadata_ignored:
+            text += (
+                " The metadata sent now differs from that upload's and was not applied: the "
+                "earlier metadata is kept (edit the experiment to change it)."
+            )
+        return text
 
 
 def _spool(uploaded_file) -> tuple[Path, str, int]:
@@ -85,7 +104,12 @@ def upload_create(*, owner, uploaded_file, metadata: dict) -> UploadCreated:
     try:
         existing = Upload.objects.filter(owner=owner, sha256=sha256).first()
         if existing is not None:
-            return UploadCreated(existing, duplicate=True, resumed=upload_resume(existing))
+            return UploadCreated(
+                existing,
+                duplicate=True,
+                resumed=upload_resume(existing),
+                metadata_ignored=(metadata or {}) != (existing.metadata or {}),
+            )
         name = Path(getattr(uploaded_file, "name", "") or "archive").name or "archive"
         upload = Upload(
             owner=owner,
@@ -101,7 +125,12 @@ def upload_create(*, owner, uploaded_file, metadata: dict) -> UploadCreated:
             upload.save()
         except IntegrityError:  # the same archive arrived twice at once
             upload.archive.delete(save=False)
-            return UploadCreated(Upload.objects.get(owner=owner, sha256=sha256), duplicate=True)
+            existing = Upload.objects.get(owner=owner, sha256=sha256)
+            return UploadCreated(
+                existing,
+                duplicate=True,
+                metadata_ignored=(metadata or {}) != (existing.metadata or {}),
+            )
         except BaseException:  # no row, so no file either
             upload.archive.delete(save=False)
             raise

@@ -16,6 +16,7 @@ from benchmark.splits import (
 )
 from webapp import figures
 from webapp.jinja import render_rows
+from webapp.numbers import shown_interval
 from webapp.results import selectors
 from webapp.results.aggregates import experiment_competition_reports
 from webapp.results.leaderboard import (
@@ -23,6 +24,7 @@ from webapp.results.leaderboard import (
     csv_rows,
     filter_choices,
     leaderboard_entries,
+    ranking_split,
     table_rows,
 )
 
@@ -53,6 +55,11 @@ def home(request):
             "entries": entries,
             "rows_html": render_rows("results/leaderboard_rows.html", rows=rows),
             "footnotes": footnotes,
+            "ranked_on": split_label(ranking_split(entries)) if entries else "",
+            "dots_figure": figures.leaderboard_dots(entries, split_choices(shown))
+            if any(v for e in entries for v in e["splits"].values())
+            else None,
+            "unranked": sum(1 for e in entries if e["rank"] is None),
             "splits": split_choices(shown),
             "filters": filters,
             "query": query.urlencode(),
@@ -80,6 +87,9 @@ def experiment_detail(request, pk: int):
             "clean": clean,
             "split_choices": split_choices(splits),
             "figures": current,
+            "any_medal_interval": shown_interval(
+                (current.get("metrics") or {}).get("any_medal_percentage")
+            ),
             "split_table": [
                 (split_label(s), splits[s].get("metrics")) for s in in_display_order(splits)
             ],
@@ -146,6 +156,13 @@ def compare(request):
         return render(request, "results/compare.html", context, status=200 if not raw else 400)
     result = selectors.comparison_of(chosen, request.GET.get("split", ""))
     split = result["split"]
+    if not result["common_splits"]:
+        # Nothing to compare: a sentence saying what each one has, no empty figures.
+        context["nothing_in_common"] = [
+            (e, [split_label(s) for s in in_display_order(result["by_split"][e.pk])])
+            for e in chosen
+        ]
+        return render(request, "results/compare.html", context)
     for comparison in result["comparisons"]:
         for row in comparison.get("splits", ()):
             row["label"] = split_label(row["split"])

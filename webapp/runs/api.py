@@ -41,7 +41,12 @@ class LaunchInput(serializers.Serializer):
     snapshot_interval_s = serializers.FloatField(
         min_value=1, required=False, allow_null=True, default=None
     )
-    backend = serializers.ChoiceField(choices=["", "docker", "local"], required=False, default="")
+    backend = serializers.ChoiceField(
+        choices=["", "docker", "local"],
+        required=False,
+        default="",
+        help_text="the site's backend is the operator's choice: asking for another one is refused",
+    )
 
 
 class LaunchCreateApi(APIView):

@@ -61,7 +61,20 @@ def agent_run_status(run: AgentRun) -> dict:
         "validation_counts": run.validation_counts,
         "grading": run.result_run.status if run.result_run_id else None,
         "heartbeat_at": run.heartbeat_at.isoformat() if run.heartbeat_at else None,
+        "log_note": run_log_note(run),
     }
+
+
+def run_log_note(run: AgentRun) -> str:
+    """What to show instead of a log that is empty: why there is none."""
+    if run.status == AgentRun.Status.QUEUED:
+        return "Not started yet: waiting for a worker with room for this run."
+    if run.status == AgentRun.Status.RUNNING:
+        return "(no output yet)"
+    if run.started_at is None or not run.output_dir:
+        reason = run.message or run.get_status_display()
+        return f"This run never started, so it has no log. {reason}".strip()
+    return "The run finished without writing any output."
 
 
 def time_scaling(experiment_id: int) -> list[dict]:

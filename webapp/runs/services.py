@@ -59,6 +59,24 @@ def find_site_agent(name: str) -> AgentDefinition:
     return agents[name]
 
 
+def site_backend(asked: str | None = None) -> str:
+    """The backend this site runs agents with: the operator's setting. A launch asking for
+    another one, or ``local`` while unisolated runs are not allowed, is refused."""
+    backend = settings.MLEBOARD_RUN_BACKEND
+    if asked and asked != backend:
+        raise LaunchRefused(
+            f"this site runs agents with the {backend} backend; isolation is the operator's "
+            f"choice (MLEBOARD_RUN_BACKEND), not a launch's: leave backend out or ask for {backend}"
+        )
+    if backend == "local" and not settings.MLEBOARD_ALLOW_UNISOLATED_RUNS:
+        raise LaunchRefused(
+            "this site is set to run agents as local processes, which are not isolated from "
+            "the host; the operator must use the docker backend or turn on "
+            "MLEBOARD_ALLOW_UNISOLATED_RUNS"
+        )
+    return backend
+
+
 def launch_create(
     *,
     owner,
@@ -99,9 +117,7 @@ def launch_create(
         )
     if not 1 <= seeds <= 20:
         raise LaunchRefused("seeds must be between 1 and 20")
-    backend = backend or settings.MLEBOARD_RUN_BACKEND
-    if backend not in ("docker", "local"):
-        raise LaunchRefused("backend must be docker or local")
+    backend = site_backend(asked=backend)
     with transaction.atomic():
         experiment = Experiment.objects.create(
             name=f"{agent.name} run {timezone.now():%Y-%m-%d %H:%M}",
@@ -211,12 +227,23 @@ def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
         return None
     run = AgentRun.objects.select_related("launch", "competition").get(pk=run_id)
     launch = run.launch
+    try:  # the operator may have changed the isolation since the launch
+        site_backend(asked=launch.backend)
+    except LaunchRefused as exc:
+        return _finish_without_running(run, AgentRun.Status.HARNESS_ERROR, str(exc))
     capacity = host_capacity()
     key = f"agent-run-{run.pk}"
     try:
         reservation = capacity.reserve(key, launch.cpus, launch.memory_bytes, launch.gpus)
     except CapacityError as exc:
-        return _finish_without_running(run, AgentRun.Status.HARNESS_ERROR, str(exc))
+        # The host can never give what the launch asks: the agent was never tried, so
+        # nothing is graded (a "no submission" would count as a 0% result).
+        return _finish_without_running(
+            run,
+            AgentRun.Status.HARNESS_ERROR,
+            f"Never started: {exc}. Not counted in the experiment's figures.",
+            grade=False,
+        )
     if reservation is None:
         holding(AgentRun, run.pk, token, AgentRun.Status.RUNNING).update(
             status=AgentRun.Status.QUEUED, claimed_by="", dispatched_at=timezone.now()
@@ -298,11 +325,16 @@ class _CancelWatcher:
         self._thread.join(timeout=5)
 
 
-def _finish_without_running(run: AgentRun, status: str, message: str) -> AgentRun:
+def _finish_without_running(
+    run: AgentRun, status: str, message: str, *, grade: bool = True
+) -> AgentRun:
+    """End a run the harness never started. ``grade``: hand it to grading as "no
+    submission" (it counts, as 0); False for a refusal that is not the agent's doing."""
     AgentRun.objects.filter(pk=run.pk).update(
         status=status, message=message, finished_at=timezone.now()
     )
-    _hand_to_grading(run, submission=None)
+    if grade:
+        _hand_to_grading(run, submission=None)
     run.refresh_from_db()
     return run
 
@@ -361,6 +393,7 @@ def _grade_snapshots(run: AgentRun, snapshots) -> None:
             Path(settings.MLEBOARD_DATA_DIR),
             board,
             seed=run.seed,
+            max_bytes=settings.MLEBOARD_MAX_SUBMISSION_BYTES,
         )
         SubmissionSnapshot.objects.create(
             agent_run=run,

@@ -25,3 +25,21 @@ def execute_agent_run_task(self, agent_run_id: int) -> None:
     except RetryLater as exc:
         # The host is full: try again shortly (no limit: the run waits its turn).
         raise self.retry(exc=exc, countdown=settings.MLEBOARD_RUN_RETRY_S) from None
+
+
+@shared_task(name="webapp.runs.tasks.reap_containers_task")
+def reap_containers_task() -> int:
+    """The second line behind each run container's own watchdog, on the host whose runs
+    worker takes it: remove run containers past their deadline or left stopped."""
+    if settings.MLEBOARD_RUN_BACKEND != "docker":
+        return 0
+    from runner.docker_backend import reap_expired
+
+    try:
+        removed = reap_expired()
+    except Exception:  # no engine reachable from this worker: nothing to reap here
+        log.warning("could not reap run containers", exc_info=True)
+        return 0
+    for item in removed:
+        log.info("reaped run container %s", item)
+    return len(removed)

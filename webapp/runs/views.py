@@ -1,6 +1,7 @@
 """Agent-run pages: launch form, a launch's live status with log tails, cancel."""
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -17,6 +18,8 @@ from webapp.runs.services import (
     site_agents,
 )
 
+PAPER_CPUS, PAPER_MEMORY_GIB, PAPER_GPUS = 36, 440, 1
+
 
 class LaunchForm(forms.Form):
     agent = forms.ChoiceField(choices=())
@@ -27,24 +30,37 @@ class LaunchForm(forms.Form):
         required=False, help_text="Competition ids, separated by spaces or commas."
     )
     seeds = forms.IntegerField(min_value=1, max_value=20, initial=1)
-    # The paper's protocol: 24 h, 36 vCPU, 440 GB, one A10-class GPU.
-    cpus = forms.FloatField(min_value=0.01, required=False, initial=36)
-    memory = forms.CharField(required=False, initial="440g")
-    gpus = forms.IntegerField(min_value=0, max_value=MAX_GPUS, initial=1)
+    # The paper's protocol (24 h, 36 vCPU, 440 GB, one A10-class GPU), capped in
+    # __init__ at what this site's worker host can give (MLEBOARD_HOST_*).
+    cpus = forms.FloatField(min_value=0.01, required=False, initial=PAPER_CPUS)
+    memory = forms.CharField(required=False, initial=f"{PAPER_MEMORY_GIB}g")
+    gpus = forms.IntegerField(min_value=0, max_value=MAX_GPUS, initial=PAPER_GPUS)
     time_limit_s = forms.FloatField(
         min_value=1, required=False, initial=24 * 3600, label="Time limit (s)"
     )
     snapshot_interval_s = forms.FloatField(
         min_value=1, required=False, initial=3600, label="Snapshot every (s)"
     )
-    backend = forms.ChoiceField(
-        choices=[("", "the site's default"), ("docker", "docker"), ("local", "local process")],
-        required=False,
-    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["agent"].choices = [(name, name) for name in site_agents()]
+        host = host_resources()
+        self.fields["cpus"].initial = min(PAPER_CPUS, host["cpus"])
+        self.fields["memory"].initial = f"{min(PAPER_MEMORY_GIB, host['memory_gib'])}g"
+        self.fields["gpus"].initial = min(PAPER_GPUS, host["gpus"])
+        self.fields["cpus"].help_text = f"The worker host has {host['cpus']:g}."
+        self.fields["memory"].help_text = f"The worker host has {host['memory_gib']}g."
+        self.fields["gpus"].help_text = f"The worker host has {host['gpus']}."
+
+
+def host_resources() -> dict:
+    """What this site's worker host may hand out to agent runs (MLEBOARD_HOST_*)."""
+    return {
+        "cpus": settings.MLEBOARD_HOST_CPUS,
+        "memory_gib": max(1, settings.MLEBOARD_HOST_MEMORY // 1024**3),
+        "gpus": len(settings.MLEBOARD_HOST_GPUS),
+    }
 
 
 @login_required
@@ -75,7 +91,12 @@ def launch_new(request):
             return redirect(launch.get_absolute_url())
     # A form sent back with what is wrong answers 400 (the messages say why).
     status = 400 if request.method == "POST" else 200
-    return render(request, "runs/launch_new.html", {"form": form}, status=status)
+    return render(
+        request,
+        "runs/launch_new.html",
+        {"form": form, "host": host_resources()},
+        status=status,
+    )
 
 
 @login_required
