@@ -181,6 +181,7 @@ def run_agent(
         dirs.validation,
         validator=validator,
         rate_limit=validation_rate,
+        calls_path=dirs.validation_calls,
     )
     result = None
     detail = ""

@@ -218,6 +218,11 @@ class RunDirs:
         return self.output / "run.log"
 
     @property
+    def validation_calls(self) -> Path:
+        """The validation service's record of the calls, one JSON line each (harness's own)."""
+        return self.output / "validation_calls.jsonl"
+
+    @property
     def snapshots(self) -> Path:
         return self.output / "snapshots"
 

@@ -25,6 +25,11 @@ The agent is untrusted, so everything it can make the host spend is bounded
 
 Every refusal is a JSON object ``{"error": ..., "details": ...}`` that
 ``validate_submission.sh`` prints as it is.
+
+With a ``calls_path`` (a host file the agent cannot write, next to the run's ``run.log``),
+every answered ``/validate`` call - refusals included - is appended to it as one JSON line
+``{"at", "elapsed_s", "status", "valid", "message", "bytes"}``; at most
+``MAX_RECORDED_CALLS`` lines, then one last line saying the rest are not recorded.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -64,6 +70,9 @@ _MAX_PART_HEAD = 16 * 1024  # a multipart part's headers
 _MAX_PREAMBLE = 64 * 1024  # bytes before the first multipart boundary
 _MULTIPART_SLACK = 64 * 1024  # form overhead allowed on top of the submission's size
 _MIN_BODY_RATE = MiB  # bytes a second a body must average (after the idle allowance)
+MAX_RECORDED_CALLS = 10_000  # lines of the calls file (then one line saying so)
+MAX_RECORDED_MESSAGE = 2_000  # characters of an answer kept per line
+CALLS_FILENAME = "validation_calls.jsonl"
 
 
 # What the agent learns of any failure of ours: nothing that could come from private data.
@@ -368,6 +377,8 @@ class ValidationService:
     ``ValidationLimits.from_env()``; ``max_bytes`` and ``rate_limit`` override its size and
     rate bounds. ``counts`` tells how many requests were answered, rate-limited, too large
     or failed, and (once they happen) refused as busy, timed out or malformed.
+    ``calls_path`` (default ``None``: not recorded) is where each validation call is
+    appended as a JSON line (see the module's docstring).
     """
 
     def __init__(
@@ -380,6 +391,8 @@ class ValidationService:
         limits: ValidationLimits | None = None,
         max_bytes: int | None = None,
         rate_limit: RateLimit | None = None,
+        calls_path: Path | None = None,
+        max_recorded_calls: int = MAX_RECORDED_CALLS,
     ) -> None:
         self.competition_id = competition_id
         self.data_dir = Path(data_dir)
@@ -401,6 +414,12 @@ class ValidationService:
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
         self._scratch: Path | None = None
+        self.calls_path = Path(calls_path) if calls_path is not None else None
+        self.max_recorded_calls = max_recorded_calls
+        self._calls_lock = threading.Lock()
+        self._calls_recorded = 0
+        self._calls_capped = False
+        self._started_at = time.monotonic()
 
     @property
     def socket_path(self) -> Path:
@@ -414,6 +433,42 @@ class ValidationService:
     def count(self, key: str) -> None:
         with self._counts_lock:
             self.counts[key] = self.counts.get(key, 0) + 1
+
+    def record_call(self, status: int, payload: dict, size: int | None) -> None:
+        """Append one call to ``calls_path`` (if any): bounded, thread-safe, never raising."""
+        if self.calls_path is None:
+            return
+        valid = payload.get("valid")
+        message = payload.get("result")
+        if message is None:
+            message = " ".join(str(payload[k]) for k in ("error", "details") if k in payload)
+        entry = {
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "elapsed_s": round(time.monotonic() - self._started_at, 3),
+            "status": status,
+            "valid": valid if isinstance(valid, bool) else None,
+            "message": str(message)[:MAX_RECORDED_MESSAGE],
+            "bytes": size,
+        }
+        with self._calls_lock:
+            if self._calls_capped:
+                return
+            if self._calls_recorded >= self.max_recorded_calls:
+                self._calls_capped = True
+                entry.update(
+                    status=None,
+                    valid=None,
+                    bytes=None,
+                    message=f"Only the first {self.max_recorded_calls} validation calls are "
+                    "recorded; later calls are not.",
+                )
+            try:
+                with self.calls_path.open("a", encoding="utf-8") as out:
+                    out.write(json.dumps(entry) + "\n")
+            except OSError:
+                log.warning("validation service: cannot record a call", exc_info=True)
+                return
+            self._calls_recorded += 1
 
     # --- validation ---------------------------------------------------------------------
 
@@ -438,6 +493,7 @@ class ValidationService:
         os.chmod(self.socket_dir, 0o755)
         self.socket_path.unlink(missing_ok=True)
         self._scratch = Path(tempfile.mkdtemp(prefix="mleboard-validate-"))
+        self._started_at = time.monotonic()
         self._stopping.clear()
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(str(self.socket_path))
@@ -525,14 +581,13 @@ class ValidationService:
             return
         # Answered and closed right here, without reading: never blocks, never a thread.
         self.count("busy")
-        response = _http_response(
-            503,
-            {
-                "error": "Validation service busy.",
-                "details": f"At most {self.limits.max_connections} connections at once; "
-                "retry in a few seconds.",
-            },
-        )
+        payload = {
+            "error": "Validation service busy.",
+            "details": f"At most {self.limits.max_connections} connections at once; "
+            "retry in a few seconds.",
+        }
+        self.record_call(503, payload, None)
+        response = _http_response(503, payload)
         try:
             conn.setblocking(False)
             conn.send(response)
@@ -572,8 +627,10 @@ class ValidationService:
         idle = self.limits.idle_timeout_s
         raw = _DeadlineSocket(conn, accepted_at + idle, idle)
         reader = io.BufferedReader(raw, buffer_size=_CHUNK)
+        # What is known of the request: a /validate call (None: unknown yet) and its size.
+        call: dict[str, Any] = {"validate": None, "bytes": None}
         try:
-            status, payload = self._respond(raw, reader)
+            status, payload = self._respond(raw, reader, call)
         except _Refusal as refusal:
             if refusal.count:
                 self.count(refusal.count)
@@ -594,9 +651,13 @@ class ValidationService:
             log.exception("validation service: a request failed")
             self.count("errors")
             status, payload = 500, dict(_FAILED)
+        if call["validate"] is not False:  # a validation call, or one cut short
+            self.record_call(status, payload, call["bytes"])
         self._send(conn, status, payload)
 
-    def _respond(self, raw: _DeadlineSocket, reader: io.BufferedReader) -> tuple[int, dict]:
+    def _respond(
+        self, raw: _DeadlineSocket, reader: io.BufferedReader, call: dict[str, Any]
+    ) -> tuple[int, dict]:
         line = reader.readline(_MAX_REQUEST_LINE + 1)
         if not line:
             raise _Closed
@@ -609,10 +670,14 @@ class ValidationService:
         except http.client.HTTPException:
             raise _Refusal(400, "Malformed request headers.", count="bad_request") from None
         path = target.split("?")[0]
+        call["validate"] = method == "POST" and path == "/validate"
         if method == "GET" and path == "/health":
             return 200, {"status": "running"}
         if method != "POST" or path != "/validate":
             raise _Refusal(404, "Not found.", "Use POST /validate (or GET /health).")
+        length_text = headers.get("Content-Length", "").strip()
+        if length_text.isascii() and length_text.isdigit():
+            call["bytes"] = int(length_text)
         return self._validate_request(raw, reader, headers)
 
     def _validate_request(self, raw, reader, headers) -> tuple[int, dict]:

@@ -5,6 +5,7 @@ Not a security boundary (documented); these tests check what it does enforce.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -180,6 +181,8 @@ def test_baseline_runs_locally_and_its_submission_is_valid(demo_data, tmp_path):
     assert outcome.outcome is Outcome.COMPLETED, log
     assert "validation: Submission is valid" in log
     assert outcome.validation_counts["answered"] == 1
+    calls = (tmp_path / "out" / "validation_calls.jsonl").read_text().splitlines()
+    assert len(calls) == 1 and json.loads(calls[0])["valid"] is True  # next to run.log
     assert (tmp_path / "out" / "logs" / "baseline_report.json").exists()
     assert (tmp_path / "out" / "code" / "main.py").exists()
     result = graders.grade_submission(outcome.submission_path, COMPETITION, demo_data)

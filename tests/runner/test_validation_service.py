@@ -502,3 +502,69 @@ def test_stop_is_prompt_with_connections_open(tmp_path):
     assert not service.socket_path.exists()
     for sock in socks:
         sock.close()
+
+
+def test_every_validation_call_is_recorded_with_its_answer(tmp_path):
+    calls = tmp_path / "out" / "validation_calls.jsonl"
+    calls.parent.mkdir()
+    with ValidationService(
+        "c",
+        tmp_path / "data",
+        tmp_path / "sock",
+        validator=fake_validator,
+        rate_limit=RateLimit(burst=2, per_minute=1),
+        calls_path=calls,
+    ) as service:
+        good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
+        good.write_text("id,target\nt0,0.5\n")
+        bad.write_text("nope,target\nt0,0.5\n" + "x" * 5000)
+        validate_file(str(good), str(service.socket_path))
+        validate_file(str(bad), str(service.socket_path))
+        assert validate_file(str(good), str(service.socket_path))[0] == 429
+        assert request(str(service.socket_path), "GET", "/health")[0] == 200
+    lines = [json.loads(line) for line in calls.read_text().splitlines()]
+    assert len(lines) == 3  # /health is not a validation call
+    assert set(lines[0]) == {"at", "elapsed_s", "status", "valid", "message", "bytes"}
+    assert lines[0]["status"] == 200 and lines[0]["valid"] is True
+    assert lines[0]["message"] == "Submission is valid."
+    assert lines[0]["at"].endswith("+00:00") and lines[0]["elapsed_s"] >= 0
+    assert lines[0]["bytes"] > len("id,target\nt0,0.5\n")
+    assert lines[1]["valid"] is False and "first column" in lines[1]["message"]
+    assert lines[1]["bytes"] > 5000
+    assert lines[2]["status"] == 429 and lines[2]["valid"] is None
+    assert "Too many validation requests" in lines[2]["message"]
+    assert lines[0]["elapsed_s"] <= lines[1]["elapsed_s"] <= lines[2]["elapsed_s"]
+
+
+def test_recorded_answers_are_capped_and_so_is_the_file(tmp_path):
+    calls = tmp_path / "validation_calls.jsonl"
+    service = ValidationService(
+        "c",
+        tmp_path / "data",
+        tmp_path / "sock",
+        validator=lambda *a: Answer(False, "y" * 5000),
+        calls_path=calls,
+        max_recorded_calls=3,
+    )
+    submission = tmp_path / "s.csv"
+    submission.write_text("id\n")
+    threads = [
+        threading.Thread(target=service.record_call, args=(*service.answer_file(submission), 3))
+        for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    lines = [json.loads(line) for line in calls.read_text().splitlines()]
+    assert len(lines) == 4
+    assert all(len(line["message"]) == 2000 and line["valid"] is False for line in lines[:3])
+    assert "Only the first 3 validation calls are recorded" in lines[3]["message"]
+
+
+def test_without_a_calls_path_nothing_is_recorded(service, tmp_path):
+    good = tmp_path / "good.csv"
+    good.write_text("id,target\n")
+    validate_file(str(good), str(service.socket_path))
+    assert service.calls_path is None
+    assert not list(tmp_path.rglob("*.jsonl"))

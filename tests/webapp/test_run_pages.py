@@ -275,3 +275,78 @@ def test_search_reads_huge_lines_in_pieces(tmp_path):
     assert [h["line"] for h in hits] == [2, 3]
     assert hits[1]["offset"] == 6 + 3 * 1024 * 1024 + 7 and hits[1]["snippet"] == "after NEEDLE"
     assert search_file(path, "last")["hits"][0]["line"] == 4
+
+
+def test_the_run_page_lists_the_recorded_validation_calls(as_alice, alice, media):
+    agent_run = agent_run_with_output(alice)
+    folder = Path(agent_run.output_dir)
+    records = [
+        {
+            "at": "2026-01-01T00:00:05+00:00",
+            "elapsed_s": 723.4,
+            "status": 200,
+            "valid": False,
+            "message": "Submission invalid! <b>id</b> missing",
+            "bytes": 120,
+        },
+        {
+            "at": "2026-01-01T00:10:00+00:00",
+            "elapsed_s": 1500,
+            "status": 429,
+            "valid": None,
+            "message": "Too many validation requests.",
+            "bytes": 120,
+        },
+    ]
+    (folder / "validation_calls.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records) + "not json\n"
+    )
+    # One the agent wrote itself is not the harness's record.
+    (folder / "logs" / "validation_calls.jsonl").write_text(
+        json.dumps({**records[0], "message": "forged"}) + "\n"
+    )
+    html = as_alice.get(f"/runs/agent/{agent_run.pk}/").content.decode()
+    assert 'id="validation-calls-table"' in html
+    assert "12 min 3 s" in html and "25 min 0 s" in html
+    assert "Submission invalid! &lt;b&gt;id&lt;/b&gt; missing" in html and "<b>id</b>" not in html
+    assert html.index("12 min 3 s") < html.index("25 min 0 s")  # newest last
+    assert "invalid" in html and ">429<" in html and "forged" not in html
+    assert "No validation calls were recorded" not in html
+    body = as_alice.get(f"/api/runs/agent/{agent_run.pk}/").json()
+    calls = body["validation_calls"]["calls"]
+    assert [c["status"] for c in calls] == [200, 429]
+    assert calls[0]["valid"] is False and calls[1]["valid"] is None
+    assert body["validation_calls"]["truncated"] is False
+
+
+def test_only_the_last_calls_are_read(tmp_path):
+    from webapp.runs.run_files import validation_calls
+
+    line = {"at": "", "elapsed_s": 1, "status": 200, "valid": True, "message": "ok " * 300}
+    (tmp_path / "validation_calls.jsonl").write_text(
+        "".join(json.dumps({**line, "bytes": i}) + "\n" for i in range(3000))
+    )
+    result = validation_calls(tmp_path, "validation_calls.jsonl")
+    assert [c["bytes"] for c in result["calls"]] == list(range(2500, 3000))
+    assert result["truncated"] is True
+
+
+def test_without_a_record_the_page_says_so(as_alice, alice, media, run):
+    agent_run = agent_run_with_output(alice)
+    html = as_alice.get(f"/runs/agent/{agent_run.pk}/").content.decode()
+    assert "No validation calls were recorded for this run." in html
+    assert as_alice.get(f"/api/runs/agent/{agent_run.pk}/").json()["validation_calls"] is None
+    html = as_alice.get(reverse("run-page-result", args=[run.pk])).content.decode()
+    assert "No validation calls were recorded for this run." in html
+
+
+def test_an_uploaded_runs_record_is_found_in_its_folder(as_alice, run):
+    folder = upload_run_folder(run)
+    (folder / "logs" / "validation_calls.jsonl").write_text(
+        json.dumps({"at": "", "elapsed_s": 61, "status": 200, "valid": True, "message": "fine"})
+        + "\n"
+    )
+    html = as_alice.get(reverse("run-page-result", args=[run.pk])).content.decode()
+    assert "1 min 1 s" in html and "fine" in html
+    body = as_alice.get(api(run)).json()
+    assert body["validation_calls"]["file"] == "logs/validation_calls.jsonl"

@@ -470,3 +470,93 @@ def zip_stream(folder: Path, name: str) -> Iterator[bytes]:
                     yield pipe.take()
             yield pipe.take()
     yield pipe.take()
+
+
+VALIDATION_CALLS_FILE = "validation_calls.jsonl"
+VALIDATION_CALLS_SHOWN = 500
+_TAIL_CHUNK = 64 * 1024
+_TAIL_MAX_BYTES = 4 * 1024 * 1024  # 500 lines of capped answers fit well within it
+
+
+def find_validation_calls(folder: Path, files: list[dict] | None, agent: bool) -> str | None:
+    """The run's ``validation_calls.jsonl``: the harness's, at the top of an agent run's
+    folder (never one the agent wrote under ``logs/``); for an uploaded run, the first one
+    anywhere in its folder."""
+    try:
+        safe_file(folder, VALIDATION_CALLS_FILE)
+        return VALIDATION_CALLS_FILE
+    except PathRefused:
+        pass
+    if agent:
+        return None
+    if files is None:
+        files = list_files(folder)[0]
+    for f in files:
+        if f["path"].rsplit("/", 1)[-1] == VALIDATION_CALLS_FILE:
+            return f["path"]
+    return None
+
+
+def _tail_lines(path: Path, count: int) -> tuple[list[bytes], bool]:
+    """The last ``count`` lines of ``path``, read backwards in chunks (bounded bytes), and
+    whether earlier lines were left out."""
+    with _open(path) as f:
+        end = f.seek(0, os.SEEK_END)
+        data = b""
+        position = end
+        while position > 0 and data.count(b"\n") <= count and end - position < _TAIL_MAX_BYTES:
+            step = min(_TAIL_CHUNK, position)
+            position -= step
+            f.seek(position)
+            data = f.read(step) + data
+    lines = data.split(b"\n")
+    if position > 0:
+        lines = lines[1:]  # the first one is cut
+    lines = [line for line in lines if line.strip()]
+    return lines[-count:], position > 0 or len(lines) > count
+
+
+def _elapsed_text(seconds) -> str:
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds < 0:
+        return "—"
+    total = int(seconds)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes} min {secs} s"
+    if minutes:
+        return f"{minutes} min {secs} s"
+    return f"{secs} s"
+
+
+def validation_calls(folder: Path, rel: str, count: int = VALIDATION_CALLS_SHOWN) -> dict:
+    """The last ``count`` recorded validation calls of ``rel``, oldest first, each with its
+    elapsed time as text; lines that are not call records are skipped."""
+    try:
+        path = safe_file(folder, rel)
+        raw, more = _tail_lines(path, count)
+    except (PathRefused, OSError):
+        return {"file": rel, "calls": [], "truncated": False}
+    calls = []
+    for line in raw:
+        try:
+            record = json.loads(line.decode("utf-8", "replace"))
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        valid = record.get("valid")
+        status = record.get("status")
+        elapsed = record.get("elapsed_s")
+        calls.append(
+            {
+                "at": str(record.get("at") or "")[:40],
+                "elapsed_s": elapsed if isinstance(elapsed, int | float) else None,
+                "elapsed": _elapsed_text(elapsed),
+                "status": status if isinstance(status, int) else None,
+                "valid": valid if isinstance(valid, bool) else None,
+                "message": str(record.get("message") or "")[:2000],
+                "bytes": record.get("bytes") if isinstance(record.get("bytes"), int) else None,
+            }
+        )
+    return {"file": rel, "calls": calls, "truncated": more}

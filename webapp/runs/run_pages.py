@@ -94,6 +94,7 @@ def run_summary(ref: RunRef) -> dict:
         else None,
         "files": files,
         "files_truncated": cut,
+        "validation_calls": _validation_calls(ref, files),
         "urls": {
             "files": base + "files/",
             "search": base + "search",
@@ -102,6 +103,16 @@ def run_summary(ref: RunRef) -> dict:
             "download": reverse(f"run-page-download-{ref.kind}", args=[ref.pk]),
         },
     }
+
+
+def _validation_calls(ref: RunRef, files: list[dict]) -> dict | None:
+    """The run's recorded validation calls (the last 500, oldest first), or None when the
+    run has no ``validation_calls.jsonl``."""
+    if ref.folder is None:
+        return None
+    # An agent run's record is the harness's own, at the top of its output folder.
+    rel = run_files.find_validation_calls(ref.folder, files, agent=ref.agent_run is not None)
+    return run_files.validation_calls(ref.folder, rel) if rel else None
 
 
 def _api_base(ref: RunRef) -> str:
@@ -173,9 +184,11 @@ class RunFileEntry(serializers.Serializer):
 
 class RunDetailApi(APIView):
     @extend_schema(
-        summary="A run's grade and files",
+        summary="A run's grade, files and validation calls",
         description="`kind` is `result` at /api/runs/<id>/ (a graded run) or `agent` at "
-        "/api/runs/agent/<id>/ (an agent run). Visible as the run's experiment or launch is.",
+        "/api/runs/agent/<id>/ (an agent run). Visible as the run's experiment or launch is. "
+        "`validation_calls` holds the last 500 recorded calls of `validation_calls.jsonl` "
+        "(at, elapsed_s, status, valid, message, bytes), oldest first, or null without one.",
         responses={
             200: inline_serializer(
                 "RunDetail",
@@ -188,6 +201,7 @@ class RunDetailApi(APIView):
                     "agent_run": serializers.JSONField(allow_null=True),
                     "files": RunFileEntry(many=True),
                     "files_truncated": serializers.BooleanField(),
+                    "validation_calls": serializers.JSONField(allow_null=True),
                     "urls": serializers.DictField(child=serializers.CharField()),
                 },
             )
