@@ -8,7 +8,7 @@ from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync, leaderboard_store
 from webapp.results.models import Experiment
 
-from .conftest import shot
+from .conftest import ARTIFACTS, shot
 from .factories import write_runs_folder
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -224,3 +224,90 @@ def test_clean_subset_follows_a_known_issue_added_in_the_admin(
         page.wait_for_timeout(500)
     shot(page, "leaderboard-clean-after-known-issue")
     assert after != before, f"clean-subset Any Medal % stayed {before}"
+
+
+# Each cell's text box (a Range over its contents) and whether it spills out of its cell.
+CELL_BOXES = """() => {
+  const table = document.querySelector('table');
+  return Array.from(table.rows).map(row => Array.from(row.cells).map(cell => {
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    const r = range.getBoundingClientRect();
+    return {x: r.x, y: r.y, width: r.width, height: r.height,
+            spills: cell.scrollWidth > cell.clientWidth + 1, text: cell.innerText.trim()};
+  }));
+}"""
+
+
+def test_published_leaderboard_fits_a_1280_window(page, live_server):
+    """With MLE-bench's published entries loaded, the leaderboard fits a 1280 px window:
+    no horizontal scroll, one agent cell, no cell's text over another's."""
+    call_command("load_published_results")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(live_server.url + "/")
+    page.wait_for_selector("#leaderboard-dots[data-rendered=true]", timeout=15000)
+    assert page.evaluate("document.querySelector('table').id") == "leaderboard"
+    headers = [h.inner_text().strip(" ↕↑↓") for h in page.locator("#leaderboard thead th").all()]
+    splits = ["Low (Lite)", "Medium", "High", "All"]
+    assert headers == ["", "#", "Agent", *splits, "Seeds", "Run", "Conditions"], headers
+    geometry = page.evaluate(
+        """() => {
+          const table = document.querySelector('table');
+          const box = table.getBoundingClientRect();
+          return {scrollWidth: table.scrollWidth, left: box.left, right: box.right,
+                  inner: window.innerWidth, page: document.documentElement.scrollWidth,
+                  wrap: table.parentElement.scrollWidth, wrapShown: table.parentElement.clientWidth};
+        }"""
+    )
+    margin = geometry["left"]  # the page's side margin, on each side
+    assert geometry["inner"] == 1280
+    assert geometry["scrollWidth"] <= 1280 - 2 * margin, geometry
+    assert geometry["right"] <= 1280 - margin, geometry
+    assert geometry["page"] <= 1280 and geometry["wrap"] <= geometry["wrapShown"], geometry
+    # The narrowest the table can be laid out (its columns' minimum widths) fits as well.
+    narrowest = page.evaluate(
+        """() => { const t = document.querySelector('table'); t.style.width = '1px';
+                   const w = t.scrollWidth; t.style.width = ''; return w; }"""
+    )
+    assert narrowest <= 1280 - 2 * margin, narrowest
+    rows = page.evaluate(CELL_BOXES)
+    assert len(rows) == 1 + Experiment.objects.count()
+    for cells in rows:
+        for i, a in enumerate(cells):
+            assert not a["spills"], a
+            for b in cells[i + 1 :]:
+                if a["width"] and b["width"]:
+                    assert not _overlap(a, b), (a, b)
+    shot(page, "leaderboard-1280")
+    # What covers the middle of each cell of the first rows is that cell (nothing drawn over).
+    covered = page.evaluate(
+        """() => Array.from(document.querySelectorAll('#leaderboard tbody tr')).slice(0, 8)
+          .flatMap(row => Array.from(row.cells)).filter(cell => {
+            cell.scrollIntoView({block: 'center'});
+            const r = cell.getBoundingClientRect();
+            const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+            return !cell.contains(hit);
+          }).map(cell => cell.innerText)"""
+    )
+    assert covered == []
+    # The table's first rows at full size, in the window, with the chart above folded away.
+    page.evaluate("document.getElementById('leaderboard-dots-box').open = false")
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(ARTIFACTS / "leaderboard-1280-table-top.png"))
+    # The folded columns still sort: Run by date, Conditions by leakage first.
+    page.click('#leaderboard th:has-text("Run")')
+    dates = [v.get_attribute("data-value") for v in page.locator("#leaderboard td.run").all()]
+    assert dates == sorted(dates, reverse=True)
+    page.click('#leaderboard th:has-text("Conditions")')
+    first = page.locator("#leaderboard tbody tr").first.locator("td.conditions")
+    assert "leak" in first.inner_text()
+    assert page.console_errors == []
+
+
+def _overlap(a, b) -> bool:
+    return not (
+        a["x"] + a["width"] <= b["x"]
+        or b["x"] + b["width"] <= a["x"]
+        or a["y"] + a["height"] <= b["y"]
+        or b["y"] + b["height"] <= a["y"]
+    )

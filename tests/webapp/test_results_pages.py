@@ -181,3 +181,61 @@ def test_regrade_keeps_the_old_report_and_records_the_grader_version(tmp_path, s
     )
     with pytest.raises(ValueError, match="reported"):
         experiment_regrade(reported)
+
+
+def test_leaderboard_has_one_agent_cell_and_folds_the_flags(client, imported):
+    """One cell names the agent (scaffold × model, linked to the experiment), the name only
+    when it says more; the flags are one Conditions cell, explained by a legend."""
+    from webapp.results.leaderboard import CONDITIONS
+
+    aide = Experiment.objects.get(name="aide-o1")
+    Experiment.objects.filter(pk=aide.pk).update(
+        name="aide-o1 with tuned prompts",
+        internet_access=True,
+        test_feedback=None,
+        known_leakage=False,
+        source_available=False,
+    )
+    mlab = Experiment.objects.get(name="mlab-gpt4o")
+    scaffold, model = mlab.agent.scaffold.name, mlab.agent.model.name
+    Experiment.objects.filter(pk=mlab.pk).update(name=f"{scaffold} × {model}")
+    html = client.get(reverse("home")).content.decode()
+    head = re.search(r"<thead>.*?</thead>", html, re.S).group(0)
+    headers = [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<th[^>]*>.*?</th>", head)]
+    assert headers[:3] == ["", "#", "Agent"] and headers[-3:] == ["Seeds", "Run", "Conditions"]
+    for gone in ("Experiment", "Hours", "Hardware", "Date", "Net", "Test fb", "Leak", "Reports"):
+        assert gone not in headers
+    rows = {
+        pk: re.search(rf'<tr data-experiment="{pk}">.*?</tr>', html, re.S).group(0)
+        for pk in (aide.pk, mlab.pk)
+    }
+    cells = re.findall(r"<td[^>]*>.*?</td>", rows[mlab.pk], re.S)
+    assert len(cells) == len(headers)
+    agent = cells[2]
+    assert f'href="{reverse("experiment-detail", args=[mlab.pk])}"' in agent
+    assert scaffold in agent and model in agent and "experiment-name" not in agent
+    assert html.count(f"{scaffold} <span") == 1  # once, in the agent cell only
+    # A name that says more than scaffold × model is shown under it.
+    aide_agent = re.findall(r"<td[^>]*>.*?</td>", rows[aide.pk], re.S)[2]
+    assert 'experiment-name">aide-o1 with tuned prompts</div>' in aide_agent
+    conditions = re.search(r'<td class="conditions"[^>]*>.*?</td>', rows[aide.pk], re.S).group(0)
+    assert 'data-flag="internet_access"' in conditions and ">net<" in conditions
+    assert 'data-flag="test_feedback"' in conditions and "fb?" in conditions
+    assert 'data-flag="source_available"' not in conditions  # no: no mark
+    assert 'data-flag="known_leakage"' not in conditions
+    assert "Internet access during the run: yes" in conditions  # the cell's tooltip
+    legend = re.search(r'<p [^>]*id="conditions-legend">.*?</p>', html, re.S).group(0)
+    for _, abbr, _meaning in CONDITIONS:
+        assert f">{abbr}<" in legend
+
+
+def test_leaderboard_cells_are_escaped(client, imported):
+    aide = Experiment.objects.get(name="aide-o1")
+    Experiment.objects.filter(pk=aide.pk).update(
+        name="<b>bold</b> extra", hardware="<i>GPU</i>", source_url="https://x.example/?a=1&b=2"
+    )
+    html = client.get(reverse("home")).content.decode()
+    row = html[html.index(f'<tr data-experiment="{aide.pk}">') :]
+    row = row[: row.index("</tr>")]
+    assert "<b>" not in row and "&lt;b&gt;bold&lt;/b&gt; extra" in row
+    assert "<i>" not in row and "&lt;i&gt;GPU&lt;/i&gt;" in row

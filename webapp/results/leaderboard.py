@@ -2,6 +2,7 @@
 the clean-subset switch and the exports. Reads only the small per-split summaries."""
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 from django.db.models import Q
@@ -268,8 +269,67 @@ def filter_choices(user) -> dict:
     }
 
 
+# The flags folded into the table's "Conditions" cell: (key, abbreviation, what a raised
+# mark means). A mark shows when the flag is yes, with "?" when it is not stated; an absent
+# mark means no. The legend under the table (templates/results/home.html) lists the same.
+CONDITIONS = (
+    ("source_available", "src", "Source code available"),
+    ("internet_access", "net", "Internet access during the run"),
+    ("test_feedback", "fb", "Used feedback from the test set"),
+    ("known_leakage", "leak", "Known leakage"),
+    ("grading_reports_available", "rep", "Grading reports available"),
+)
+_CONDITION_URLS = {"source_available": "source_url", "known_leakage": "known_leakage_url"}
+
+
 def _tri(value) -> str:
     return "?" if value is None else ("yes" if value else "no")
+
+
+def _conditions(entry: dict, leak_marks: list[dict]) -> tuple[list[dict], str, int]:
+    """The Conditions cell: its marks, its tooltip (every flag spelled out) and its sort
+    key (known leakage, then test feedback, then internet: the more, the higher)."""
+    marks, said = [], []
+    for key, abbr, meaning in CONDITIONS:
+        value = entry.get(key)
+        said.append(f"{meaning}: {_tri(value)}")
+        if value is False:
+            continue
+        marks.append(
+            {
+                "key": key,
+                "abbr": abbr if value else f"{abbr}?",
+                "title": meaning if value else f"{meaning}: not stated",
+                "url": (entry.get(_CONDITION_URLS.get(key, "")) or "") if value else "",
+                "warn": key == "known_leakage" and bool(value),
+                "unknown": value is None,
+                "marks": leak_marks if key == "known_leakage" and value else [],
+            }
+        )
+    sort = 4 * bool(entry.get("known_leakage")) + 2 * bool(entry.get("test_feedback"))
+    sort += bool(entry.get("internet_access"))
+    return marks, " · ".join(said), sort
+
+
+_NAME_FILLER = re.compile(r"[\s×,;:·()\[\]\-–—]+")
+
+
+def _name_says_more(entry: dict) -> bool:
+    """Whether the experiment's name says more than the agent cell already does (scaffold
+    × model, version, the hours and the "published" badge): published entries are named
+    "scaffold × model, 24 h (published)", which it would only repeat."""
+    rest = entry["name"]
+    hours = entry.get("runtime_hours")
+    for part in (
+        entry["scaffold"],
+        entry["model"],
+        entry.get("agent_version") or "",
+        "(published)" if entry.get("figures_source") == "published" else "",
+        "" if hours is None else f"{hours:g} h",
+    ):
+        if part:
+            rest = rest.replace(part, " ", 1)
+    return bool(_NAME_FILLER.sub("", rest))
 
 
 def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[tuple[int, str]]]:
@@ -307,6 +367,7 @@ def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[
                 f"{RAN.label}{f' ({n})' if n else ''}: "
                 f"{ran['mean']:.{digits}f} ± {(ran.get('standard_error') or 0):.{digits}f}"
             )
+        conditions, conditions_title, conditions_sort = _conditions(e, marks(_leak_notes(e)))
         rows.append(
             {
                 **e,
@@ -316,12 +377,12 @@ def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[
                 "ran_note": ran_note,
                 "cells": cells,
                 "hours": hours,
-                "hours_sort": e["runtime_hours"] if e["runtime_hours"] is not None else -1,
+                "agent_sort": f"{e['scaffold']} × {e['model']} {e['agent_version'] or ''}".lower(),
                 "agent_marks": marks(e.get("notes", ())),
-                "leak_marks": marks(_leak_notes(e)),
-                "internet": _tri(e["internet_access"]),
-                "feedback": _tri(e["test_feedback"]),
-                "reports": _tri(e["grading_reports_available"]),
+                "name_shown": e["name"] if _name_says_more(e) else "",
+                "conditions": conditions,
+                "conditions_title": conditions_title,
+                "conditions_sort": conditions_sort,
             }
         )
     return rows, [(n, text) for text, n in numbers.items()]
