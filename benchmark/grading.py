@@ -46,12 +46,12 @@ def grade_submission_run(
         result = GradeResult(
             None, False, False, "No submission was made.", grader_for(competition_id).grader_version
         )
-    elif max_bytes is not None and _size(submission_path) > max_bytes:
+    elif max_bytes is not None and (size := _size(submission_path)) > max_bytes:
         result = GradeResult(
             score=None,
             valid_submission=False,
             submission_exists=True,
-            error=f"the submission is {_size(submission_path):,} bytes, above the grading limit of "
+            error=f"the submission is {size:,} bytes, above the grading limit of "
             f"{max_bytes:,} bytes: it was not read",
             grader_version=grader_for(competition_id).grader_version,
         )

@@ -399,7 +399,6 @@ def _group_command_lines(pgid: int) -> list[list[str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc")
 def test_serve_script_really_starts_both_workers(tmp_path):
     """Run scripts/serve.sh on an embedded broker of its own until both workers say they
     are ready, read their command lines, then stop the whole process group."""

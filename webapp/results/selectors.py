@@ -41,11 +41,8 @@ def waiting_for_worker(upload: Upload) -> bool:
     and not picked up (the broker or every worker is down), or its runs are."""
     since = stale_before()
     if upload.status == Upload.Status.QUEUED:
-        return (
-            upload.created_at < since
-            and upload.claimed_at is None
-            or (upload.claimed_at is not None and upload.claimed_at < since)
-        )
+        # Waiting since it was made, or since a claim that was handed back.
+        return (upload.claimed_at or upload.created_at) < since
     if upload.status != Upload.Status.PROCESSING or not upload.experiment_id:
         return False
     runs = Run.objects.filter(experiment_id=upload.experiment_id)
