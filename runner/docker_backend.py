@@ -179,6 +179,9 @@ def container_kwargs(spec: RunSpec, dirs: RunDirs, now: float | None = None) -> 
         bind(dirs.support / "validate_submission.sh", CONTAINER_VALIDATE_SCRIPT),
         bind(dirs.validation, CONTAINER_VALIDATION_DIR),
     ]
+    if spec.obfuscated_description is not None:
+        # Over the public folder's own description, inside the same read-only mount.
+        mounts.insert(1, bind(dirs.description_override, f"{CONTAINER_DATA_DIR}/description.md"))
     outputs = f"rw,nosuid,nodev,size={spec.output_max_bytes},uid={uid},gid={gid},mode=0755"
     tmpfs = {path: outputs for _, path in OUTPUT_ROOTS}
     tmpfs[CONTAINER_SCRATCH_DIR] = f"rw,nosuid,nodev,size={spec.scratch_bytes},mode=1777"

@@ -62,6 +62,7 @@ def spec_for_agent(
     seed: int = 0,
     host_env: Mapping[str, str] | None = None,
     image: str | None = None,
+    obfuscated_description: str | None = None,
 ) -> RunSpec:
     """The run spec for ``agent``: its image, start command, variables and egress grant.
 
@@ -81,6 +82,7 @@ def spec_for_agent(
         seed=seed,
         agent_name=agent.name,
         local_workdir=agent.directory,
+        obfuscated_description=obfuscated_description,
     )
 
 
@@ -102,14 +104,20 @@ def client_script() -> str:
     )
 
 
-def _prepare_dirs(dirs: RunDirs) -> None:
+def _prepare_dirs(dirs: RunDirs, spec: RunSpec) -> None:
     """The run's folders, all the harness's own: a container's outputs are copied into
-    them at the end (never mounted), the local backend's agent writes them directly."""
+    them at the end (never mounted), the local backend's agent writes them directly.
+    A run on an obfuscated description gets MLE-bench's other instructions (no Kaggle
+    named) and that description in place of the public folder's."""
     for path in (dirs.submission, dirs.logs, dirs.code, dirs.snapshots, dirs.support):
         path.mkdir(parents=True, exist_ok=True)
+    obfuscated = spec.obfuscated_description is not None
+    instructions = "instructions_obfuscated.txt" if obfuscated else "instructions.txt"
     (dirs.support / "instructions.txt").write_text(
-        resources.files("runner").joinpath("instructions.txt").read_text()
+        resources.files("runner").joinpath(instructions).read_text()
     )
+    if obfuscated:
+        dirs.description_override.write_text(spec.obfuscated_description, encoding="utf-8")
     script = dirs.support / "validate_submission.sh"
     script.write_text(client_script())
     script.chmod(0o755)
@@ -167,7 +175,7 @@ def run_agent(
         validation_dir=Path(tempfile.mkdtemp(prefix="mleboard-val-")),
     )
     wall_start = time.monotonic()
-    _prepare_dirs(dirs)
+    _prepare_dirs(dirs, spec)
     sink = LogSink(dirs.run_log, spec.log_cap_bytes, spec.secret_values)
     # Snapshots share one budget, the outputs' own: the host keeps at most twice it.
     snapshots = Snapshots(

@@ -44,6 +44,22 @@ from runner.spec import (
 _OOM_MARKERS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory")
 
 
+def _data_view(spec: RunSpec, dirs: RunDirs) -> Path:
+    """The folder the agent reads as its data: the public folder itself, or (for a run on
+    an obfuscated description) a folder of links to its entries with the harness's
+    ``description.md`` in place of the public one."""
+    if spec.obfuscated_description is None:
+        return dirs.data
+    view = dirs.support / "data"
+    view.mkdir(exist_ok=True)
+    for entry in os.scandir(dirs.data):
+        if entry.name != "description.md" and not (view / entry.name).exists():
+            (view / entry.name).symlink_to(entry.path)
+    if not (view / "description.md").exists():
+        (view / "description.md").symlink_to(dirs.description_override)
+    return view
+
+
 def local_env(spec: RunSpec, dirs: RunDirs) -> dict[str, str]:
     """The agent's environment: the harness's PATH (with this Python first) plus the layout."""
     python_bin = str(Path(sys.executable).parent)
@@ -56,7 +72,7 @@ def local_env(spec: RunSpec, dirs: RunDirs) -> dict[str, str]:
     }
     return agent_env(
         spec,
-        data=str(dirs.data),
+        data=str(_data_view(spec, dirs)),
         submission=str(dirs.submission),
         logs=str(dirs.logs),
         code=str(dirs.code),

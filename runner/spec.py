@@ -232,6 +232,12 @@ class RunDirs:
         return self.output / ".support"
 
     @property
+    def description_override(self) -> Path:
+        """The description the agent reads instead of the public folder's, when the run
+        uses an obfuscated one (written by the harness only then)."""
+        return self.support / "description.md"
+
+    @property
     def validation(self) -> Path:
         """The folder holding the validation service's unix socket (kept short: a socket
         path is limited to ~107 bytes)."""
@@ -268,6 +274,10 @@ class RunSpec:
     agent_name: str = ""
     # Where the local backend runs the command (the agent's folder on the host).
     local_workdir: Path | None = None
+    # MLE-bench's obfuscated-description runs: the agent reads this text as
+    # ``description.md`` (not the public folder's own) and instructions that do not name
+    # Kaggle. ``None``: the competition's own description.
+    obfuscated_description: str | None = None
     log_cap_bytes: int = 50 * 1024**2
     output_max_bytes: int = field(
         default_factory=lambda: env_size(OUTPUT_MAX_BYTES_ENV, DEFAULT_OUTPUT_MAX_BYTES)
