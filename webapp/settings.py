@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "webapp.competitions",
     "webapp.results",
     "webapp.runs",
+    "webapp.integrity",
 ]
 
 MIDDLEWARE = [
@@ -212,6 +213,7 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
     "webapp.results.tasks.grade_run_task": {"queue": "grading"},
     "webapp.results.tasks.*": {"queue": "grading"},
+    "webapp.integrity.tasks.*": {"queue": "grading"},
     "webapp.runs.tasks.*": {"queue": "runs"},
 }
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", "false")
@@ -280,6 +282,16 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
 # leaves its part here, and the sweeper removes it once idle.
 FILE_UPLOAD_TEMP_DIR = str(MEDIA_ROOT / "incoming")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+
+# --- Integrity checks ---------------------------------------------------------------
+# A run whose code is this similar (Dolos' measure, 0-1) to a reference or to another
+# owner's run is flagged for review (MLE-bench's 60%).
+MLEBOARD_SIMILARITY_THRESHOLD = float(envstr("MLEBOARD_SIMILARITY_THRESHOLD", "0.6"))
+# The optional LLM judge of MLE-bench's three rule questions: any OpenAI-compatible
+# endpoint. Off unless a base URL and a model are given.
+MLEBOARD_INTEGRITY_LLM_BASE_URL = envstr("MLEBOARD_INTEGRITY_LLM_BASE_URL", "")
+MLEBOARD_INTEGRITY_LLM_API_KEY = envstr("MLEBOARD_INTEGRITY_LLM_API_KEY", "")
+MLEBOARD_INTEGRITY_LLM_MODEL = envstr("MLEBOARD_INTEGRITY_LLM_MODEL", "")
 
 # --- REST framework -----------------------------------------------------------------
 REST_FRAMEWORK = {

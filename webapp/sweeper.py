@@ -8,8 +8,8 @@ being graded and agent runs (the ``webapp.work`` rows):
    reason; an agent run is ended (a day-long run is never started twice);
 2. work never sent, or sent and never picked up, is sent again (with backoff, so a long
    queue is not flooded; a duplicate is harmless, the claim lets one task through);
-3. uploads whose runs have all ended are finished, figures that stayed due are
-   recomputed, and spool files of uploads cut off mid-request are removed.
+3. uploads whose runs have all ended are finished, figures and integrity checks that
+   stayed due are sent again, and spool files of uploads cut off mid-request are removed.
 
 It never fails work that merely waits: with no worker running, work waits, and pages say
 "waiting for a worker".
@@ -42,6 +42,7 @@ class SweepReport:
     sent: dict[str, int] = field(default_factory=dict)
     uploads_finished: int = 0
     figures_sent: int = 0
+    checks_sent: int = 0
     spool_removed: int = 0
 
     def as_dict(self) -> dict:
@@ -56,6 +57,7 @@ def sweep() -> SweepReport:
     _send_due(report)
     _finish_uploads(report)
     _resend_figures(report)
+    _resend_checks(report)
     _remove_spool(report)
     if any((report.taken_back, report.failed, report.sent, report.figures_sent)):
         log.info("sweep: %s", report.as_dict())
@@ -176,6 +178,12 @@ def _resend_figures(report: SweepReport) -> None:
         if not send(refresh_experiment_aggregate_task, pk):
             break
         report.figures_sent += 1
+
+
+def _resend_checks(report: SweepReport) -> None:
+    from webapp.integrity.services import sweep_checks
+
+    report.checks_sent = sweep_checks()
 
 
 def _remove_spool(report: SweepReport) -> None:

@@ -14,6 +14,7 @@ from benchmark.integrity.winnowing import (
     CorpusMatch,
     Fragment,
     PairSimilarity,
+    best_match,
     compare_corpus,
     similarity,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "Finding",
     "Fragment",
     "PairSimilarity",
+    "best_match",
     "compare_corpus",
     "external_llm_use",
     "hand_written_submission",

@@ -202,7 +202,15 @@ def _notebook(text: str) -> tuple[str, tuple[tuple[int, str], ...]]:
 
 
 def iter_sources(run_dir: Path) -> Iterator[Source]:
-    """The files of ``code/`` and ``logs/`` (sorted), read for the detectors."""
+    """The files of ``code/`` and ``logs/`` (sorted), read for the detectors, then the
+    agent's own output as a harness captured it (``run.log``), when there is one."""
+    yield from _area_sources(run_dir)
+    captured = run_dir / "run.log"
+    if captured.is_file() and not captured.is_symlink():
+        yield Source("run.log", _read(captured), "log")
+
+
+def _area_sources(run_dir: Path) -> Iterator[Source]:
     for area in ("code", "logs"):
         root = run_dir / area
         if not root.is_dir():

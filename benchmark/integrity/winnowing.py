@@ -32,6 +32,7 @@ import bisect
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -449,17 +450,12 @@ def _fingerprint_named(name: str, text: str, language: str | None) -> Fingerprin
     return fingerprint(source_text(name, text), language)
 
 
-def compare_corpus(
-    submissions: dict[str, str],
-    references: dict[str, str],
-    threshold: float = 0.6,
-    language: str | None = None,
-) -> list[CorpusMatch]:
-    """Every (submission, reference) pair whose similarity is at least ``threshold``,
-    highest first, with fragments. The references' fingerprints are indexed once
-    (hash -> [(reference, count)]), so a submission costs one look-up per distinct
-    hash. ``language`` None: each file's from its extension (``.py``, ``.ipynb``,
-    ``.R``); files of other kinds are skipped. Only files of one language are paired."""
+def _scored_pairs(
+    submissions: dict[str, str], references: dict[str, str], language: str | None
+) -> Iterator[tuple[str, str, float, Fingerprints, Fingerprints]]:
+    """Every (submission, reference) pair of one language with its similarity. The
+    references' fingerprints are indexed once (hash -> [(reference, count)]), so a
+    submission costs one look-up per distinct hash."""
     refs: dict[str, tuple[Fingerprints, str]] = {}
     for name, text in references.items():
         fp = _fingerprint_named(name, text, language)
@@ -469,7 +465,6 @@ def compare_corpus(
     for name, (fp, _) in refs.items():
         for value, count in fp.counts.items():
             index.setdefault(value, []).append((name, count))
-    matches: list[CorpusMatch] = []
     for sub_name, text in submissions.items():
         sub = _fingerprint_named(sub_name, text, language)
         if sub is None:
@@ -483,8 +478,40 @@ def compare_corpus(
             if ref_language != sub_language:
                 continue
             total = sub.total + ref.total
-            score = covered.get(ref_name, 0) / total if total else 0.0
-            if score >= threshold:
-                matches.append(CorpusMatch(sub_name, ref_name, score, fragments(sub, ref)))
+            yield sub_name, ref_name, covered.get(ref_name, 0) / total if total else 0.0, sub, ref
+
+
+def compare_corpus(
+    submissions: dict[str, str],
+    references: dict[str, str],
+    threshold: float = 0.6,
+    language: str | None = None,
+) -> list[CorpusMatch]:
+    """Every (submission, reference) pair whose similarity is at least ``threshold``,
+    highest first, with fragments. ``language`` None: each file's from its extension
+    (``.py``, ``.ipynb``, ``.R``); files of other kinds are skipped. Only files of one
+    language are paired."""
+    matches = [
+        CorpusMatch(sub_name, ref_name, score, fragments(sub, ref))
+        for sub_name, ref_name, score, sub, ref in _scored_pairs(submissions, references, language)
+        if score >= threshold
+    ]
     matches.sort(key=lambda m: (-m.similarity, m.submission, m.reference))
     return matches
+
+
+def best_match(
+    submissions: dict[str, str], references: dict[str, str], language: str | None = None
+) -> CorpusMatch | None:
+    """The most similar (submission, reference) pair, however low, with its fragments
+    (computed for that pair only); None when no pair of one language exists. Ties go
+    to the first names in order."""
+    best = None
+    for sub_name, ref_name, score, sub, ref in _scored_pairs(submissions, references, language):
+        key = (-score, sub_name, ref_name)
+        if best is None or key < best[0]:
+            best = (key, sub_name, ref_name, score, sub, ref)
+    if best is None:
+        return None
+    _, sub_name, ref_name, score, sub, ref = best
+    return CorpusMatch(sub_name, ref_name, score, fragments(sub, ref))

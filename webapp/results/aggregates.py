@@ -19,16 +19,24 @@ from webapp.work import send_on_commit
 REPORT_FIELDS = ("competition__slug", "seed", *REPORT_KEYS[1:])
 
 
+# A run disqualified by review (plagiarism, a rule broken) counts as no medal.
+NO_MEDAL = {"any_medal": False, "gold_medal": False, "silver_medal": False, "bronze_medal": False}
+
+
 def experiment_competition_reports(experiment_id: int) -> list[CompetitionReport]:
+    from webapp.integrity.services import disqualified_run_ids
+
+    disqualified = disqualified_run_ids(experiment_id)
     rows = GradeReport.objects.filter(experiment_id=experiment_id, is_current=True).values_list(
-        *REPORT_FIELDS
+        "run_id", *REPORT_FIELDS
     )
-    return [
-        CompetitionReport(
-            competition_id=row[0], seed=row[1], **dict(zip(REPORT_KEYS[1:], row[2:], strict=True))
-        )
-        for row in rows
-    ]
+    reports = []
+    for run_id, *row in rows:
+        fields = dict(zip(REPORT_KEYS[1:], row[2:], strict=True))
+        if run_id in disqualified:
+            fields.update(NO_MEDAL)
+        reports.append(CompetitionReport(competition_id=row[0], seed=row[1], **fields))
+    return reports
 
 
 def figures_for(
@@ -105,6 +113,8 @@ def figures_due(experiment_ids) -> None:
 def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
     """Recompute an experiment's figures from its current reports and the curation, and
     clear its due mark unless it was set again meanwhile."""
+    from webapp.integrity.services import integrity_counts
+
     experiment = Experiment.objects.select_for_update().get(pk=experiment_id)
     due_since = experiment.figures_due_since
     reports = experiment_competition_reports(experiment.pk)
@@ -119,6 +129,7 @@ def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
             "summary": summary_of(figures),
             "clean_summary": summary_of(clean),
             "n_reports": len(reports),
+            **integrity_counts(experiment.pk),
         },
     )
     Experiment.objects.filter(pk=experiment_id, figures_due_since=due_since).update(

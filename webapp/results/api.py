@@ -92,7 +92,8 @@ class ExperimentReportsApi(APIView):
 class LeaderboardApi(APIView):
     """The public leaderboard: the same entries as ``/`` (and its JSON export), with the
     same filters as query parameters (scaffold, model, source, since, until,
-    internet_access/test_feedback/source_available/known_leakage = yes|no, clean=1)."""
+    internet_access/test_feedback/source_available/known_leakage = yes|no, clean=1,
+    integrity=checked|clean|flagged|disqualified|unchecked, descriptions=original|obfuscated)."""
 
     permission_classes = [AllowAny]
 
@@ -102,6 +103,13 @@ class LeaderboardApi(APIView):
             *(OpenApiParameter(name, OpenApiTypes.DATE) for name in ("since", "until")),
             *(OpenApiParameter(name, str, enum=["yes", "no"]) for name in TRI_STATE_FILTERS),
             OpenApiParameter("clean", str, description="1: the clean subset"),
+            OpenApiParameter(
+                "integrity",
+                str,
+                enum=["checked", "clean", "flagged", "disqualified", "unchecked"],
+                description="entries by their runs' integrity checks",
+            ),
+            OpenApiParameter("descriptions", str, enum=["original", "obfuscated"]),
         ],
         responses=inline_serializer(
             "Leaderboard",

@@ -116,11 +116,16 @@ def run_fail(run_id: int, reason: str, token: str = "") -> bool:
 
 def run_ended(run_id: int) -> None:
     """After any end of a run (graded, failed, swept): its upload is finished when nothing
-    is left to grade, and its experiment's figures are recomputed."""
+    is left to grade, its experiment's figures are recomputed, and a graded run's
+    integrity checks are asked for."""
+    from webapp.integrity.services import check_due
     from webapp.results.aggregates import figures_due
     from webapp.results.uploads import upload_finish_if_done
 
-    experiment_id = Run.objects.filter(pk=run_id).values_list("experiment_id", flat=True).first()
-    if experiment_id is not None:
+    row = Run.objects.filter(pk=run_id).values_list("experiment_id", "status").first()
+    if row is not None:
+        experiment_id, status = row
         upload_finish_if_done(experiment_id)
         figures_due([experiment_id])
+        if status == Run.Status.GRADED:
+            check_due([run_id])  # the integrity checks, after grading

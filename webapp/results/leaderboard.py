@@ -18,6 +18,18 @@ from webapp.jinja import url_for_each
 from webapp.results.selectors import experiments_visible_to
 
 TRI_STATE_FILTERS = ("internet_access", "test_feedback", "source_available", "known_leakage")
+# The integrity filter (``webapp.integrity``'s counts on each experiment's figures): its
+# value -> (label, the condition on the experiment).
+INTEGRITY_FILTERS = {
+    "checked": ("some runs checked", Q(aggregate__runs_checked__gt=0)),
+    "clean": (
+        "checked, nothing flagged or disqualified",
+        Q(aggregate__runs_checked__gt=0, aggregate__runs_flagged=0, aggregate__runs_disqualified=0),
+    ),
+    "flagged": ("runs flagged for review", Q(aggregate__runs_flagged__gt=0)),
+    "disqualified": ("runs disqualified", Q(aggregate__runs_disqualified__gt=0)),
+    "unchecked": ("no run checked", Q(aggregate__isnull=True) | Q(aggregate__runs_checked=0)),
+}
 
 
 @dataclass
@@ -29,6 +41,8 @@ class LeaderboardFilters:
     until: dt.date | None = None
     flags: dict | None = None
     clean: bool = False
+    integrity: str = ""  # "", or one of INTEGRITY_FILTERS
+    descriptions: str = ""  # "", "original" or "obfuscated"
 
     @classmethod
     def from_query(cls, query) -> "LeaderboardFilters":
@@ -51,6 +65,12 @@ class LeaderboardFilters:
             until=date("until"),
             flags=flags,
             clean=query.get("clean", "") in ("1", "true", "on", "yes"),
+            integrity=query.get("integrity", "")
+            if query.get("integrity") in INTEGRITY_FILTERS
+            else "",
+            descriptions=query.get("descriptions", "")
+            if query.get("descriptions") in ("original", "obfuscated")
+            else "",
         )
 
 
@@ -76,6 +96,10 @@ FIELDS = (
     "agent__scaffold__name",
     "agent__model__name",
     "agent__version",
+    "obfuscated_descriptions",
+    "aggregate__runs_checked",
+    "aggregate__runs_flagged",
+    "aggregate__runs_disqualified",
 )
 
 
@@ -98,6 +122,10 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
         )
     for name, value in (filters.flags or {}).items():
         qs = qs.filter(**{name: value})
+    if filters.integrity:
+        qs = qs.filter(INTEGRITY_FILTERS[filters.integrity][1])
+    if filters.descriptions:
+        qs = qs.filter(obfuscated_descriptions=filters.descriptions == "obfuscated")
     entries = []
     # Only the summary shown is read (each is JSON to decode, per row).
     summary_field = "aggregate__clean_summary" if filters.clean else "aggregate__summary"
@@ -137,6 +165,12 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
                 "known_leakage_note": row["known_leakage_note"],
                 "grading_reports_available": row["grading_reports_available"],
                 "notes": list(row["published_notes"] or []),
+                "obfuscated_descriptions": row["obfuscated_descriptions"],
+                "integrity": {
+                    "checked": row["aggregate__runs_checked"] or 0,
+                    "flagged": row["aggregate__runs_flagged"] or 0,
+                    "disqualified": row["aggregate__runs_disqualified"] or 0,
+                },
             }
         )
 
@@ -207,6 +241,10 @@ CSV_COLUMNS = (
     "known_leakage_url",
     "grading_reports_available",
     "figures_source",
+    "obfuscated_descriptions",
+    "runs_checked",
+    "runs_flagged",
+    "runs_disqualified",
     "footnotes",
     "id",
 )
@@ -221,6 +259,8 @@ def csv_rows(entries: list[dict]):
             flat[f"{split}_mean"] = value.get("mean")
             flat[f"{split}_standard_error"] = value.get("standard_error")
         flat["footnotes"] = " | ".join(_entry_footnotes(entry))
+        for key, value in entry["integrity"].items():
+            flat[f"runs_{key}"] = value
         yield ["" if flat.get(c) is None else flat.get(c) for c in CSV_COLUMNS]
 
 
@@ -311,6 +351,21 @@ def _conditions(entry: dict, leak_marks: list[dict]) -> tuple[list[dict], str, i
     return marks, " · ".join(said), sort
 
 
+def _integrity_cell(counts: dict) -> dict:
+    """The Integrity cell: runs checked, and flagged / disqualified marks when any; its
+    sort key puts disqualifications, then flags, above clean entries."""
+    checked, flagged, disqualified = counts["checked"], counts["flagged"], counts["disqualified"]
+    said = [f"{checked} run{'s' if checked != 1 else ''} checked"]
+    if flagged:
+        said.append(f"{flagged} flagged for review")
+    if disqualified:
+        said.append(f"{disqualified} disqualified")
+    return {
+        "integrity_title": ", ".join(said) if checked or disqualified else "no run checked",
+        "integrity_sort": disqualified * 10**6 + flagged * 10**3 + (1 if checked else 0),
+    }
+
+
 _NAME_FILLER = re.compile(r"[\s×,;:·()\[\]\-–—]+")
 
 
@@ -383,6 +438,7 @@ def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[
                 "conditions": conditions,
                 "conditions_title": conditions_title,
                 "conditions_sort": conditions_sort,
+                **_integrity_cell(e["integrity"]),
             }
         )
     return rows, [(n, text) for text, n in numbers.items()]

@@ -98,6 +98,11 @@ class Experiment(models.Model):
         "(Any Medal %).",
     )
     notes = models.TextField(blank=True)
+    obfuscated_descriptions = models.BooleanField(
+        default=False,
+        help_text="Run on MLE-bench's obfuscated descriptions (no Kaggle identity), as the "
+        "paper's test of whether scores come from recognising the competition.",
+    )
     # Set when the figures no longer match the reports or the curation (a run ended, a
     # known issue changed); cleared by the refresh that caught up. The sweeper re-sends
     # refreshes that stay due.
@@ -221,6 +226,11 @@ class ExperimentAggregate(models.Model):
     summary = models.JSONField(default=dict)
     clean_summary = models.JSONField(default=dict)
     n_reports = models.PositiveIntegerField(default=0)
+    # Integrity checks of the experiment's runs (``webapp.integrity``): checked (any
+    # outcome), flagged and not decided yet, disqualified.
+    runs_checked = models.PositiveIntegerField(default=0)
+    runs_flagged = models.PositiveIntegerField(default=0)
+    runs_disqualified = models.PositiveIntegerField(default=0)
     computed_at = models.DateTimeField(auto_now=True)
 
 

@@ -16,6 +16,11 @@ class UploadMetadataInput(serializers.Serializer):
     internet_access = serializers.BooleanField(required=False, allow_null=True, default=None)
     test_feedback = serializers.BooleanField(required=False, allow_null=True, default=None)
     source_url = serializers.URLField(required=False, allow_blank=True)
+    obfuscated_descriptions = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="The runs used MLE-bench's obfuscated descriptions (description_obfuscated.md).",
+    )
     seeds = serializers.DictField(child=serializers.IntegerField(min_value=0), required=False)
 
     def validate_seeds(self, seeds: dict) -> dict:

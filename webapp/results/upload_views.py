@@ -45,6 +45,11 @@ class UploadForm(forms.Form):
         choices=TRI_STATE, required=False, label="Used test-set feedback"
     )
     source_url = forms.URLField(required=False, label="Source code link", assume_scheme="https")
+    obfuscated_descriptions = forms.BooleanField(
+        required=False,
+        label="Obfuscated descriptions",
+        help_text="The agent read MLE-bench's obfuscated descriptions (no Kaggle identity).",
+    )
     seeds = forms.CharField(
         required=False,
         help_text='Optional JSON: the seed of each run group, e.g. {"2024-10-01_run-group_aide": 0}',
@@ -57,6 +62,8 @@ class UploadForm(forms.Form):
             for k in ("scaffold", "model", "agent_version", "name", "hardware", "source_url")
             if data.get(k)
         }
+        if data.get("obfuscated_descriptions"):
+            raw["obfuscated_descriptions"] = True
         if data.get("runtime_hours") is not None:
             raw["runtime_hours"] = data["runtime_hours"]
         for key in ("internet_access", "test_feedback"):

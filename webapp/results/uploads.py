@@ -30,7 +30,14 @@ from webapp.work import claim, heartbeat, holding, new_token, send_on_commit, st
 
 log = logging.getLogger(__name__)
 
-EXPERIMENT_FIELDS = ("hardware", "runtime_hours", "internet_access", "test_feedback", "source_url")
+EXPERIMENT_FIELDS = (
+    "hardware",
+    "runtime_hours",
+    "internet_access",
+    "test_feedback",
+    "source_url",
+    "obfuscated_descriptions",
+)
 
 
 def archive_limits() -> ArchiveLimits:

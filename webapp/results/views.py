@@ -20,6 +20,7 @@ from webapp.numbers import shown_interval
 from webapp.results import selectors
 from webapp.results.aggregates import experiment_competition_reports
 from webapp.results.leaderboard import (
+    INTEGRITY_FILTERS,
     LeaderboardFilters,
     csv_rows,
     filter_choices,
@@ -64,6 +65,7 @@ def home(request):
             "filters": filters,
             "query": query.urlencode(),
             **filter_choices(request.user),
+            "integrity_filters": [(k, label) for k, (label, _) in INTEGRITY_FILTERS.items()],
         },
     )
 

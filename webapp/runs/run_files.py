@@ -84,6 +84,12 @@ def run_ref_for(user, kind: str, pk: int) -> RunRef | None:
     return None
 
 
+def result_run_folder(run: Run) -> Path | None:
+    """A graded run's folder: its agent run's outputs, or its folder in the upload."""
+    agent_run = AgentRun.objects.filter(result_run=run).first()
+    return _agent_folder(agent_run) if agent_run else upload_run_folder(run)
+
+
 def _agent_folder(agent_run: AgentRun) -> Path | None:
     if not agent_run.output_dir:
         return None

@@ -70,6 +70,29 @@ def grade_of(ref: RunRef) -> dict | None:
     }
 
 
+def integrity_of(ref: RunRef) -> dict | None:
+    """The run's integrity status (``webapp.integrity``), or None for a run not graded."""
+    from webapp.integrity.models import RunCheck
+
+    if ref.run is None:
+        return None
+    check = RunCheck.objects.filter(run_id=ref.run.pk).first()
+    if check is None:
+        return {"status": RunCheck.Status.NOT_CHECKED, "label": "not checked", "reasons": []}
+    return {
+        "status": check.status,
+        "label": check.get_status_display(),
+        "reasons": check.reasons,
+        "checking": check.due_since is not None,
+        "note": check.note,
+        "similarity": check.similarity,
+        "peer_similarity": check.peer_similarity,
+        "findings": len(check.findings),
+        "decision_reason": check.decision_reason,
+        "url": reverse("integrity-run", args=[ref.run.pk]),
+    }
+
+
 def run_summary(ref: RunRef) -> dict:
     files, cut = run_files.list_files(ref.folder) if ref.folder else ([], False)
     agent = ref.agent_run
@@ -95,6 +118,7 @@ def run_summary(ref: RunRef) -> dict:
         "files": files,
         "files_truncated": cut,
         "validation_calls": _validation_calls(ref, files),
+        "integrity": integrity_of(ref),
         "urls": {
             "files": base + "files/",
             "search": base + "search",

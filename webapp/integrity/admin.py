@@ -1,0 +1,160 @@
+"""Admin: reference corpora (added as a zip, one version per import, never edited) and the
+run checks, with the review queue of flagged runs (decided on each run's check page)."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from django.utils.html import format_html
+
+from webapp.competitions.models import Competition
+from webapp.integrity import services
+from webapp.integrity.models import ReferenceCorpus, ReferenceFile, ReviewItem, RunCheck
+from webapp.integrity.references import ReferencesRefused, read_references_zip
+
+
+class CorpusUploadForm(forms.ModelForm):
+    archive = forms.FileField(
+        help_text="A zip of .py, .ipynb (code cells are compared) or .R files. A sources.csv "
+        "at its top (columns path, source) gives each file its source; others get the note.",
+    )
+
+    class Meta:
+        model = ReferenceCorpus
+        fields = ["competition", "note"]
+
+    def clean(self):
+        cleaned = super().clean()
+        archive = cleaned.get("archive")
+        if archive is not None:
+            try:
+                cleaned["entries"] = read_references_zip(archive, cleaned.get("note", ""))
+            except ReferencesRefused as exc:
+                raise forms.ValidationError(str(exc)) from None
+        return cleaned
+
+
+class ReferenceFileInline(admin.TabularInline):
+    model = ReferenceFile
+    fields = ["path", "source", "language", "lines"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ReferenceCorpus)
+class ReferenceCorpusAdmin(admin.ModelAdmin):
+    list_display = ["competition", "version", "is_current", "files_count", "note", "created_at"]
+    list_filter = ["is_current"]
+    search_fields = ["competition__slug", "note", "source_name"]
+    inlines = [ReferenceFileInline]
+
+    @admin.display(description="files")
+    def files_count(self, obj):
+        return obj.files.count()
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = CorpusUploadForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return []
+        return ["competition", "version", "is_current", "source_name", "note", "created_by"]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["competition", "note", "archive"]
+        return self.get_readonly_fields(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return
+        corpus = services.corpus_create(
+            form.cleaned_data["competition"],
+            form.cleaned_data["entries"],
+            source_name=form.cleaned_data["archive"].name,
+            note=form.cleaned_data.get("note", ""),
+            user=request.user,
+        )
+        obj.pk = corpus.pk
+        messages.info(
+            request,
+            f"{corpus}: {corpus.files.count()} files; the competition's graded runs are being "
+            "checked against it.",
+        )
+
+    def save_related(self, request, form, formsets, change):
+        if change:
+            super().save_related(request, form, formsets, change)
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and super().has_change_permission(request, obj)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "competition":
+            kwargs["queryset"] = Competition.objects.order_by("slug")
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class RunCheckAdmin(admin.ModelAdmin):
+    list_display = ["run_link", "experiment", "status", "similarity_shown", "why", "checked_at"]
+    list_filter = ["status"]
+    search_fields = ["run__competition__slug", "run__experiment__name"]
+    list_select_related = ["run__competition", "run__experiment"]
+    actions = ["check_again"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("fragments", "peer_fragments")
+
+    @admin.display(description="run")
+    def run_link(self, obj):
+        url = reverse("integrity-run", args=[obj.run_id])
+        return format_html(
+            '<a href="{}">{} · seed {}</a>', url, obj.run.competition.slug, obj.run.seed
+        )
+
+    @admin.display(description="experiment")
+    def experiment(self, obj):
+        return obj.run.experiment.name
+
+    @admin.display(description="similarity")
+    def similarity_shown(self, obj):
+        return "—" if obj.similarity is None else f"{obj.similarity:.2f}"
+
+    @admin.display(description="why")
+    def why(self, obj):
+        return "; ".join(obj.reasons) or obj.note
+
+    @admin.action(description="Run the checks again")
+    def check_again(self, request, queryset):
+        count = services.check_due(queryset.values_list("run_id", flat=True))
+        self.message_user(request, f"{count} check(s) will run again.")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        check = self.get_object(request, object_id)
+        if check is None:
+            return super().change_view(request, object_id, form_url, extra_context)
+        return HttpResponseRedirect(reverse("integrity-run", args=[check.run_id]))
+
+
+admin.site.register(RunCheck, RunCheckAdmin)
+
+
+@admin.register(ReviewItem)
+class ReviewItemAdmin(RunCheckAdmin):
+    """The review queue: flagged runs only; each opens its check page to decide."""
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(status=RunCheck.Status.FLAGGED)

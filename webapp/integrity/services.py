@@ -1,0 +1,383 @@
+"""Integrity checks on the site: reference corpora stored in versions, each graded run
+checked after grading (similarity to the competition's references and to other owners'
+runs, the rule-violation detectors, the optional LLM judge), flagged runs reviewed by a
+person, and a disqualified run counted as no medal in the figures."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Max, Q
+from django.utils import timezone
+
+from benchmark.integrity.detectors import scan_run
+from benchmark.integrity.winnowing import CorpusMatch, best_match, language_of
+from webapp.competitions.models import Competition
+from webapp.integrity.models import ReferenceCorpus, ReferenceFile, RunCheck
+from webapp.integrity.references import ReferenceEntry
+from webapp.results.models import Run
+from webapp.work import send, send_on_commit
+
+log = logging.getLogger(__name__)
+
+CODE_MAX_BYTES = 2 * 1024**2  # a code file is compared up to this many bytes
+MAX_CODE_FILES = 200  # per run
+MAX_PEER_RUNS = 200  # other owners' runs compared with, most recent first
+Status = RunCheck.Status
+
+
+# ---------------------------------------------------------------- settings
+
+
+def similarity_threshold() -> float:
+    return float(settings.MLEBOARD_SIMILARITY_THRESHOLD)
+
+
+def llm_judge_config() -> dict | None:
+    """The LLM judge's endpoint, or None when it is not configured (the default)."""
+    base_url = settings.MLEBOARD_INTEGRITY_LLM_BASE_URL
+    model = settings.MLEBOARD_INTEGRITY_LLM_MODEL
+    if not base_url or not model:
+        return None
+    return {
+        "base_url": base_url,
+        "api_key": settings.MLEBOARD_INTEGRITY_LLM_API_KEY,
+        "model": model,
+    }
+
+
+# ---------------------------------------------------------------- reference corpora
+
+
+@transaction.atomic
+def corpus_create(
+    competition: Competition,
+    entries: list[ReferenceEntry],
+    *,
+    source_name: str = "",
+    note: str = "",
+    user=None,
+) -> ReferenceCorpus:
+    """Store ``entries`` as the competition's next reference version and make it the
+    current one; earlier versions stay. Graded runs of the competition are checked
+    again against it."""
+    Competition.objects.select_for_update().filter(pk=competition.pk).first()
+    version = (competition.reference_corpora.aggregate(v=Max("version"))["v"] or 0) + 1
+    competition.reference_corpora.update(is_current=False)
+    corpus = ReferenceCorpus.objects.create(
+        competition=competition,
+        version=version,
+        source_name=source_name[:300],
+        note=note,
+        created_by=user,
+    )
+    ReferenceFile.objects.bulk_create(
+        [
+            ReferenceFile(
+                corpus=corpus,
+                path=e.path[:500],
+                source=e.source,
+                language=e.language,
+                text=e.text,
+                lines=e.lines,
+            )
+            for e in entries
+        ]
+    )
+    check_due(
+        Run.objects.filter(competition=competition, status=Run.Status.GRADED).values_list(
+            "pk", flat=True
+        )
+    )
+    return corpus
+
+
+def current_corpus(competition_id: int) -> ReferenceCorpus | None:
+    return ReferenceCorpus.objects.filter(competition_id=competition_id, is_current=True).first()
+
+
+# ---------------------------------------------------------------- asking for checks
+
+
+def check_due(run_ids) -> int:
+    """Ask for the checks of these runs (after grading, a new corpus, an admin's
+    request): each is marked due and sent after commit. Decisions already taken stay."""
+    from webapp.integrity.tasks import check_run_task
+
+    now = timezone.now()
+    count = 0
+    for run_id in list(run_ids):
+        check, created = RunCheck.objects.get_or_create(run_id=run_id)
+        if not created and check.due_since is not None:
+            continue  # already asked for; the sweeper sees to a lost one
+        RunCheck.objects.filter(pk=check.pk).update(due_since=now, attempts=0)
+        send_on_commit(check_run_task, run_id)
+        count += 1
+    return count
+
+
+def sweep_checks() -> int:
+    """Send again the checks that stayed due past ``MLEBOARD_STALE_AFTER_S`` (their
+    task was lost with its worker or never left); after ``MLEBOARD_MAX_ATTEMPTS`` sends
+    the check is given up with a note, and the run stays "not checked"."""
+    from webapp.integrity.tasks import check_run_task
+
+    before = timezone.now() - dt.timedelta(seconds=settings.MLEBOARD_STALE_AFTER_S)
+    late = RunCheck.objects.filter(due_since__lt=before)
+    given_up = late.filter(attempts__gte=settings.MLEBOARD_MAX_ATTEMPTS)
+    given_up.update(
+        due_since=None,
+        note=f"the check was sent {settings.MLEBOARD_MAX_ATTEMPTS} times and never finished; "
+        "ask for it again from the review page",
+    )
+    sent = 0
+    for check in late.exclude(attempts__gte=settings.MLEBOARD_MAX_ATTEMPTS)[:1000]:
+        if not send(check_run_task, check.run_id):
+            break
+        RunCheck.objects.filter(pk=check.pk).update(
+            due_since=timezone.now(), attempts=F("attempts") + 1
+        )
+        sent += 1
+    return sent
+
+
+# ---------------------------------------------------------------- the check
+
+
+def run_folder(run: Run) -> Path | None:
+    from webapp.runs.run_files import result_run_folder
+
+    return result_run_folder(run)
+
+
+def code_files(folder: Path) -> dict[str, str]:
+    """The run's code as compared: ``.py``, ``.ipynb`` and ``.R`` files under ``code/``
+    (symlinks not followed), each read up to ``CODE_MAX_BYTES``, at most
+    ``MAX_CODE_FILES`` of them."""
+    root = folder / "code"
+    files: dict[str, str] = {}
+    if not root.is_dir() or root.is_symlink():
+        return files
+    for path in sorted(root.rglob("*")):
+        if len(files) >= MAX_CODE_FILES:
+            break
+        if path.is_symlink() or not path.is_file() or language_of(path.name) is None:
+            continue
+        if any(part.startswith(".") or part == "__pycache__" for part in path.parts[-4:]):
+            continue
+        with path.open("rb") as handle:
+            data = handle.read(CODE_MAX_BYTES)
+        files[path.relative_to(folder).as_posix()] = data.decode("utf-8", errors="replace")
+    return files
+
+
+def _peer_runs(run: Run):
+    """Graded runs of the same competition in experiments of other owners."""
+    owner_id = run.experiment.owner_id
+    others = Run.objects.filter(competition_id=run.competition_id, status=Run.Status.GRADED)
+    others = others.exclude(experiment_id=run.experiment_id)
+    if owner_id is not None:
+        others = others.exclude(experiment__owner_id=owner_id)
+    return others.select_related("experiment", "competition").order_by("-pk")[:MAX_PEER_RUNS]
+
+
+def _best_peer(run: Run, code: dict[str, str]) -> tuple[Run, CorpusMatch] | None:
+    best = None
+    for other in _peer_runs(run):
+        folder = run_folder(other)
+        if folder is None:
+            continue
+        theirs = code_files(folder)
+        if not theirs:
+            continue
+        match = best_match(code, theirs)
+        if match is not None and (best is None or match.similarity > best[1].similarity):
+            best = (other, match)
+    return best
+
+
+def _llm_review(folder: Path) -> dict:
+    from benchmark.integrity.llm_judge import JudgeError, judge
+
+    config = llm_judge_config()
+    if config is None:
+        return {"configured": False}
+    try:
+        return {"configured": True, **judge(folder, **config)}
+    except JudgeError as exc:
+        return {"configured": True, "model": config["model"], "error": str(exc)}
+
+
+def _fragments(match: CorpusMatch) -> list[dict]:
+    return [f.as_dict() for f in match.fragments[:200]]
+
+
+def run_check(run_id: int) -> RunCheck | None:
+    """Check one graded run and store the outcome. A decision already taken by a person
+    is kept (the evidence is refreshed); the experiment's figures are marked due."""
+    from webapp.results.aggregates import figures_due
+
+    run = Run.objects.select_related("experiment", "competition").filter(pk=run_id).first()
+    if run is None:
+        return None
+    check, _ = RunCheck.objects.get_or_create(run=run)
+    if run.status != Run.Status.GRADED:
+        RunCheck.objects.filter(pk=check.pk).update(
+            due_since=None, note="the run is not graded (yet): nothing to check"
+        )
+        return check
+    threshold = similarity_threshold()
+    folder = run_folder(run)
+    code = code_files(folder) if folder else {}
+    findings = [f.as_dict() for f in scan_run(folder)] if folder else []
+    fields: dict = {
+        "checked_at": timezone.now(),
+        "threshold": threshold,
+        "files_checked": len(code),
+        "findings": findings[:500],
+        "similarity": None,
+        "similarity_file": "",
+        "reference": None,
+        "fragments": [],
+        "peer_similarity": None,
+        "peer_file": "",
+        "peer_run": None,
+        "peer_run_file": "",
+        "peer_fragments": [],
+        "corpus": None,
+        "note": "",
+        "llm_review": {"configured": llm_judge_config() is not None},
+    }
+    has_material = folder is not None and (code or any((folder / a).is_dir() for a in ("logs",)))
+    if not has_material and not findings:
+        fields["note"] = "no code or logs are stored for this run: nothing to check"
+        status = Status.NOT_CHECKED
+        reasons: list[str] = []
+    else:
+        reasons = []
+        corpus = current_corpus(run.competition_id)
+        fields["corpus"] = corpus
+        if corpus is not None and code:
+            refs = {f.path: f for f in corpus.files.all()}
+            match = best_match(code, {path: f.text for path, f in refs.items()})
+            if match is not None:
+                fields.update(
+                    similarity=match.similarity,
+                    similarity_file=match.submission,
+                    reference=refs[match.reference],
+                    fragments=_fragments(match),
+                )
+                if match.similarity >= threshold:
+                    reasons.append(
+                        f"{match.similarity:.0%} similar to reference {match.reference} "
+                        f"(threshold {threshold:.0%})"
+                    )
+        if code:
+            peer = _best_peer(run, code)
+            if peer is not None:
+                other, match = peer
+                fields.update(
+                    peer_similarity=match.similarity,
+                    peer_file=match.submission,
+                    peer_run=other,
+                    peer_run_file=match.reference,
+                    peer_fragments=_fragments(match),
+                )
+                if match.similarity >= threshold:
+                    reasons.append(
+                        f"{match.similarity:.0%} similar to run {other.pk} of another owner "
+                        f"({other.experiment.name})"
+                    )
+        checks = sorted({f["check"] for f in findings})
+        for name in checks:
+            count = sum(1 for f in findings if f["check"] == name)
+            reasons.append(f"{name.replace('_', ' ')}: {count} finding{'s' if count > 1 else ''}")
+        if folder is not None:
+            review = _llm_review(folder)
+            fields["llm_review"] = review
+            yes = [k for k, v in review.get("answers", {}).items() if v["answer"] == "yes"]
+            for name in yes:
+                reasons.append(f"LLM review says yes to {name.replace('_', ' ')}")
+        status = Status.FLAGGED if reasons else Status.CLEAN
+    with transaction.atomic():
+        current = RunCheck.objects.select_for_update().get(pk=check.pk)
+        if current.decided:
+            status = current.status
+        RunCheck.objects.filter(pk=check.pk).update(
+            status=status, reasons=reasons, due_since=None, **fields
+        )
+        figures_due([run.experiment_id])
+    return RunCheck.objects.get(pk=check.pk)
+
+
+# ---------------------------------------------------------------- review
+
+
+class DecisionRefused(ValueError):
+    pass
+
+
+@transaction.atomic
+def run_check_decide(check_id: int, *, decision: str, reason: str, user) -> RunCheck:
+    """A person's decision on a checked run: ``reviewed_ok`` or ``disqualified``, with a
+    reason. ``reopen`` puts a decided run back to flagged. The figures follow."""
+    from webapp.results.aggregates import figures_due
+
+    check = RunCheck.objects.select_for_update().select_related("run").get(pk=check_id)
+    reason = (reason or "").strip()
+    if decision not in (Status.REVIEWED_OK, Status.DISQUALIFIED, "reopen"):
+        raise DecisionRefused("decide reviewed_ok, disqualified or reopen")
+    if decision != "reopen" and not reason:
+        raise DecisionRefused("say why: the reason is shown with the decision")
+    if check.status == Status.NOT_CHECKED and decision != Status.DISQUALIFIED:
+        raise DecisionRefused("this run has not been checked yet")
+    if decision == "reopen":
+        RunCheck.objects.filter(pk=check.pk).update(
+            status=Status.FLAGGED if check.reasons else Status.CLEAN,
+            decided_by=None,
+            decided_at=None,
+            decision_reason="",
+        )
+    else:
+        RunCheck.objects.filter(pk=check.pk).update(
+            status=decision, decided_by=user, decided_at=timezone.now(), decision_reason=reason
+        )
+    figures_due([check.run.experiment_id])
+    return RunCheck.objects.get(pk=check.pk)
+
+
+def disqualified_run_ids(experiment_id: int) -> set[int]:
+    return set(
+        RunCheck.objects.filter(
+            run__experiment_id=experiment_id, status=Status.DISQUALIFIED
+        ).values_list("run_id", flat=True)
+    )
+
+
+def integrity_counts(experiment_id: int) -> dict[str, int]:
+    """Runs checked (any outcome but "not checked"), flagged (waiting for a person) and
+    disqualified, for the leaderboard's integrity column."""
+    checks = RunCheck.objects.filter(run__experiment_id=experiment_id)
+    return {
+        "runs_checked": checks.exclude(status=Status.NOT_CHECKED).count(),
+        "runs_flagged": checks.filter(status=Status.FLAGGED).count(),
+        "runs_disqualified": checks.filter(status=Status.DISQUALIFIED).count(),
+    }
+
+
+def review_queue():
+    """Flagged runs, oldest check first."""
+    return (
+        RunCheck.objects.filter(status=Status.FLAGGED)
+        .select_related("run__experiment__agent__scaffold", "run__experiment__agent__model")
+        .select_related("run__competition", "reference", "run__experiment__owner")
+        .order_by("checked_at", "pk")
+    )
+
+
+def checks_waiting() -> int:
+    return RunCheck.objects.filter(Q(due_since__isnull=False)).count()

@@ -1,0 +1,169 @@
+"""Pages of the integrity checks: a run's check (its findings, and its code side by side
+with the most similar reference or other owner's run, shared fragments highlighted), the
+review queue of flagged runs, and a reviewer's decision."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from benchmark.integrity.winnowing import source_text
+from webapp.integrity import services
+from webapp.integrity.models import RunCheck
+from webapp.runs import run_files
+
+SIDE_MAX_LINES = 3000
+FRAGMENT_COLOURS = 6
+
+
+def _numbered(text: str, ranges: list[tuple[int, int]]) -> list[dict]:
+    """Lines of ``text`` (1-based numbers) with the index of the fragment covering each,
+    for highlighting; cut at ``SIDE_MAX_LINES``."""
+    lines = text.split("\n")[:SIDE_MAX_LINES]
+    marks: dict[int, int] = {}
+    for index, (start, end) in enumerate(ranges):
+        for number in range(start, min(end, len(lines)) + 1):
+            marks.setdefault(number, index)
+    return [
+        {
+            "n": n,
+            "text": line,
+            "fragment": marks.get(n),
+            "colour": None if marks.get(n) is None else marks[n] % FRAGMENT_COLOURS,
+        }
+        for n, line in enumerate(lines, 1)
+    ]
+
+
+def _run_code(folder, rel: str) -> str:
+    if folder is None or not rel:
+        return ""
+    try:
+        path = run_files.safe_file(folder, rel)
+    except run_files.PathRefused:
+        return ""
+    with path.open("rb") as handle:
+        data = handle.read(services.CODE_MAX_BYTES)
+    return source_text(rel, data.decode("utf-8", errors="replace"))
+
+
+def _side_by_side(ours: str, theirs: str, fragments: list[dict]) -> dict:
+    return {
+        "left": _numbered(ours, [tuple(f["a_lines"]) for f in fragments]),
+        "right": _numbered(theirs, [tuple(f["b_lines"]) for f in fragments]),
+        "fragments": [
+            {**f, "index": i, "colour": i % FRAGMENT_COLOURS} for i, f in enumerate(fragments)
+        ],
+    }
+
+
+def _check_or_404(user, run_id: int):
+    ref = run_files.run_ref_for(user, "result", run_id)
+    if ref is None:
+        raise Http404("No such run.")
+    check = (
+        RunCheck.objects.filter(run_id=run_id)
+        .select_related("reference__corpus", "peer_run__experiment", "decided_by", "corpus")
+        .first()
+    )
+    return ref, check
+
+
+@require_http_methods(["GET", "POST"])
+def run_check_page(request, run_id: int):
+    ref, check = _check_or_404(request.user, run_id)
+    if request.method == "POST":
+        return _decide(request, ref, check)
+    reference = peer = None
+    if check is not None and check.reference is not None:
+        reference = _side_by_side(
+            _run_code(ref.folder, check.similarity_file),
+            source_text(check.reference.path, check.reference.text),
+            check.fragments,
+        )
+    if check is not None and check.peer_run is not None:
+        peer_ref = run_files.run_ref_for(request.user, "result", check.peer_run_id)
+        if peer_ref is not None:  # only shown to whom may see the other run
+            peer = _side_by_side(
+                _run_code(ref.folder, check.peer_file),
+                _run_code(peer_ref.folder, check.peer_run_file),
+                check.peer_fragments,
+            )
+    return render(
+        request,
+        "integrity/run_check.html",
+        {
+            "ref": ref,
+            "run": ref.run,
+            "check": check,
+            "reference": reference,
+            "peer": peer,
+            "llm": (check.llm_review if check else {})
+            or {"configured": services.llm_judge_config() is not None},
+            "threshold": services.similarity_threshold(),
+            "decisions": [
+                (RunCheck.Status.REVIEWED_OK, "Reviewed: ok"),
+                (RunCheck.Status.DISQUALIFIED, "Disqualify"),
+            ],
+        },
+    )
+
+
+def _decide(request, ref, check):
+    if not request.user.is_staff:
+        raise Http404("No such page.")
+    decision = request.POST.get("decision", "")
+    if decision == "recheck":
+        services.check_due([ref.run.pk])
+        messages.success(request, "The checks will run again in a moment.")
+        return redirect("integrity-run", run_id=ref.run.pk)
+    if check is None:
+        check, _ = RunCheck.objects.get_or_create(run=ref.run)
+    try:
+        services.run_check_decide(
+            check.pk,
+            decision=decision,
+            reason=request.POST.get("reason", "")[:5000],
+            user=request.user,
+        )
+    except services.DecisionRefused as exc:
+        messages.error(request, str(exc))
+        return redirect("integrity-run", run_id=ref.run.pk)
+    messages.success(
+        request,
+        "Decision saved; the experiment's figures are being recomputed."
+        if decision != "reopen"
+        else "The decision was withdrawn.",
+    )
+    return redirect("integrity-run", run_id=ref.run.pk)
+
+
+@staff_member_required
+def review_queue(request):
+    page = Paginator(services.review_queue(), 50).get_page(request.GET.get("page"))
+    decided = (
+        RunCheck.objects.filter(
+            status__in=[RunCheck.Status.REVIEWED_OK, RunCheck.Status.DISQUALIFIED]
+        )
+        .select_related("run__competition", "run__experiment", "decided_by")
+        .order_by("-decided_at")[:20]
+    )
+    counts = {
+        status.label: RunCheck.objects.filter(status=status).count() for status in RunCheck.Status
+    }
+    return render(
+        request,
+        "integrity/review_queue.html",
+        {
+            "page": page,
+            "decided": decided,
+            "counts": counts,
+            "waiting": services.checks_waiting(),
+            "llm_configured": services.llm_judge_config() is not None,
+            "threshold": services.similarity_threshold(),
+        },
+    )
