@@ -75,6 +75,8 @@ MIDDLEWARE = [
     # A NUL in the address is a 400 before anything reads it (PostgreSQL refuses NUL).
     "webapp.bad_input.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Anonymous views of the public pages served whole from the cache (webapp/page_cache.py).
+    "webapp.page_cache.PageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -155,6 +157,27 @@ else:
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
             "LOCATION": str(VAR_DIR / "cache"),
         }
+    }
+# Whole public pages for anonymous visitors (webapp/page_cache.py): in Redis with
+# MLEBOARD_CACHE_URL (else CACHE_URL's Redis), shared by every web process and host;
+# otherwise in each process's memory. MLEBOARD_PAGE_CACHE=0 turns it off.
+MLEBOARD_PAGE_CACHE = envbool("MLEBOARD_PAGE_CACHE", "true")
+_pages_url = envstr("MLEBOARD_CACHE_URL", "") or _cache_url
+if _pages_url.startswith(("redis://", "rediss://")):
+    CACHES["pages"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": _pages_url,
+        "KEY_PREFIX": "pages",
+        "TIMEOUT": 24 * 3600,
+    }
+elif _pages_url:
+    raise ImproperlyConfigured(f"MLEBOARD_CACHE_URL must be a redis:// URL, got {_pages_url!r}")
+else:
+    CACHES["pages"] = {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "mleboard-pages",
+        "TIMEOUT": 24 * 3600,
+        "OPTIONS": {"MAX_ENTRIES": 500},
     }
 
 LANGUAGE_CODE = "en-us"

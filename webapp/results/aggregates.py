@@ -11,6 +11,7 @@ from benchmark.aggregate import AggregationError, aggregate
 from benchmark.catalogue import load_catalogue
 from benchmark.reports import REPORT_KEYS, CompetitionReport
 from benchmark.splits import RAN, SPLIT_SLUGS
+from webapp import page_cache
 from webapp.competitions.selectors import clean_subset_excluded_slugs
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport
 from webapp.work import send_on_commit
@@ -135,4 +136,5 @@ def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
     Experiment.objects.filter(pk=experiment_id, figures_due_since=due_since).update(
         figures_due_since=None
     )
+    page_cache.changed()
     return aggregate_row

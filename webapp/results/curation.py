@@ -41,6 +41,10 @@ def _leaderboard_saved(sender, instance: PrivateLeaderboard, **kwargs) -> None:
 
 
 def connect() -> None:
+    from webapp import page_cache
+
+    # Cached public pages follow every change they show (publishing included).
+    page_cache.connect()
     post_save.connect(_known_issue_changed, sender=KnownIssue, dispatch_uid="curation-issue-save")
     post_delete.connect(
         _known_issue_changed, sender=KnownIssue, dispatch_uid="curation-issue-delete"

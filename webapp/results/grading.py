@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmark.leaderboard import LeaderboardTable
+from webapp import page_cache
 from webapp.competitions.models import Competition, LeaderboardEntry, PrivateLeaderboard
 from webapp.results.models import GradeReport, Run
 from webapp.results.services import report_store
@@ -89,6 +90,7 @@ def run_grade(run_id: int, *, token: str = "", data_dir: Path | None = None) -> 
         )
         if not finished:
             return None
+        page_cache.changed()  # the report shows on pages before its figures are refreshed
         return report_store(run, report)
 
 

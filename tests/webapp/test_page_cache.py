@@ -1,0 +1,251 @@
+"""The anonymous page cache (webapp/page_cache.py): hits, conditional GET, and pages that
+change the moment a report is graded, an experiment published or the curation edited;
+never a signed-in view, a token request or a CSRF token from the cache."""
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.cache import caches
+from django.test import Client, RequestFactory
+from django.urls import reverse
+
+from webapp import page_cache
+from webapp.competitions.models import Competition, KnownIssue
+from webapp.competitions.services import catalogue_sync
+from webapp.results.models import Experiment, GradeReport
+from webapp.results.services import agent_get_or_create
+
+from . import test_results_pages
+
+# Real commits: the cache is told of a change only once the change is committed.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PUBLIC = [
+    "/",
+    "/?clean=1",
+    "/competitions/",
+    "/competitions/spaceship-titanic/",
+    "/api/leaderboard/",
+    "/api/competitions/",
+    "/api/competitions/spaceship-titanic/",
+    "/api/experiments/",
+]
+
+
+@pytest.fixture(autouse=True)
+def page_cache_on(settings):
+    settings.MLEBOARD_PAGE_CACHE = True
+    caches[page_cache.PAGES_ALIAS].clear()
+    page_cache.changed()
+    yield
+    caches[page_cache.PAGES_ALIAS].clear()
+
+
+# Two published experiments of imported reports, as the results pages' tests have them.
+imported = test_results_pages.imported
+
+
+def state(response) -> str | None:
+    return response.headers.get("X-Page-Cache")
+
+
+def test_second_anonymous_request_is_a_hit_with_the_same_body(imported):
+    client = Client()
+    for url in PUBLIC + [
+        f"/experiments/{Experiment.objects.first().pk}/",
+        "/compare/?experiments={},{}".format(*Experiment.objects.values_list("pk", flat=True)),
+    ]:
+        first = client.get(url)
+        second = client.get(url)
+        assert first.status_code == second.status_code == 200, url
+        assert (state(first), state(second)) == ("miss", "hit"), url
+        assert first.content == second.content, url
+        assert second["ETag"] == first["ETag"]
+        assert second["Cache-Control"] == "public, max-age=0, must-revalidate"
+        assert second["Content-Type"] == first["Content-Type"]
+        assert "Set-Cookie" not in second.headers
+
+
+def test_query_order_does_not_matter_and_values_do(imported):
+    client = Client()
+    assert state(client.get("/?clean=1&source=reported")) == "miss"
+    assert state(client.get("/?source=reported&clean=1")) == "hit"
+    assert state(client.get("/?source=verified&clean=1")) == "miss"
+
+
+def test_etag_gives_304_until_something_changes(imported):
+    client = Client()
+    first = client.get("/api/leaderboard/")
+    etag = first["ETag"]
+    again = client.get("/api/leaderboard/", HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304 and again.content == b""
+    assert again["ETag"] == etag
+    # A fresh rendering (a miss) answers 304 too when the body is the same.
+    page_cache.changed()
+    assert client.get("/api/leaderboard/", HTTP_IF_NONE_MATCH=etag).status_code == 304
+    Experiment.objects.filter(name="aide-o1").update(name="aide-renamed")
+    page_cache.changed()
+    changed = client.get("/api/leaderboard/", HTTP_IF_NONE_MATCH=etag)
+    assert changed.status_code == 200 and changed["ETag"] != etag
+    assert b"aide-renamed" in changed.content
+
+
+def test_a_graded_report_shows_at_once(tmp_path, settings):
+    from benchmark.demo import build_demo
+    from webapp.results.grading import run_grade
+    from webapp.results.models import Run
+
+    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
+    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1, competitions=("demo-wine",))
+    catalogue_sync()
+    experiment = Experiment.objects.create(
+        name="graded-here", agent=agent_get_or_create("s", "m"), is_published=True
+    )
+    run = Run.objects.create(
+        experiment=experiment,
+        competition=Competition.objects.get(slug="demo-wine"),
+        seed=0,
+        submission_path=str(build.submissions["linear"][0]["demo-wine"]),
+    )
+    client = Client()
+    url = f"/api/experiments/{experiment.pk}/reports/"
+    assert client.get(url).json() == []
+    assert state(client.get(url)) == "hit"
+    report = run_grade(run.pk)
+    after = client.get(url)
+    assert state(after) == "miss"
+    assert [r["score"] for r in after.json()] == [report.score]
+
+
+def test_figures_refreshed_show_at_once(imported):
+    from webapp.results.aggregates import experiment_aggregate_refresh
+
+    client = Client()
+    aide = Experiment.objects.get(name="aide-o1")
+    before = client.get(f"/api/experiments/{aide.pk}/").json()["figures"]
+    GradeReport.objects.filter(experiment=aide).update(
+        any_medal=True, gold_medal=True, valid_submission=True, submission_exists=True
+    )
+    # A bulk update is seen by no signal: the refresh itself marks the pages changed.
+    experiment_aggregate_refresh(aide.pk)
+    after = client.get(f"/api/experiments/{aide.pk}/").json()["figures"]
+    assert after != before
+    assert after["low"]["metrics"]["any_medal_percentage"]["mean"] == 100.0
+
+
+def test_publishing_and_withdrawing_show_at_once(imported):
+    client = Client()
+    staff = User.objects.create_superuser("admin", "a@example.org", "pw-admin-123")
+    admin = Client()
+    admin.force_login(staff)
+    hidden = Experiment.objects.create(name="newly-published", agent=agent_get_or_create("x", "y"))
+    assert b"newly-published" not in client.get("/").content
+    assert state(client.get("/")) == "hit"
+    # Publishing through the admin's action (a bulk update, no signal).
+    changelist = reverse("admin:results_experiment_changelist")
+    response = admin.post(changelist, {"action": "publish", "_selected_action": [hidden.pk]})
+    assert response.status_code == 302
+    page = client.get("/")
+    assert state(page) == "miss" and b"newly-published" in page.content
+    assert b"newly-published" in client.get("/api/leaderboard/").content
+    # Withdrawing by saving the model (a signal).
+    hidden.is_published = False
+    hidden.save()
+    assert b"newly-published" not in client.get("/").content
+    assert client.get(f"/experiments/{hidden.pk}/").status_code == 404
+
+
+def test_curation_shows_at_once(imported):
+    client = Client()
+    url = "/competitions/spaceship-titanic/"
+    note = "Test labels leaked in a public kernel (cache test)."
+    assert note.encode() not in client.get(url).content
+    assert state(client.get(url)) == "hit"
+    issue = KnownIssue.objects.create(
+        competition=Competition.objects.get(slug="spaceship-titanic"),
+        kind=KnownIssue.Kind.LEAKAGE,
+        note=note,
+    )
+    assert note.encode() in client.get(url).content
+    assert note.encode() in client.get("/api/competitions/spaceship-titanic/").content
+    issue.delete()
+    assert note.encode() not in client.get(url).content
+
+
+def test_signed_in_views_never_come_from_or_go_to_the_cache(imported):
+    owner = User.objects.create_user("owner", password="pw-owner-123")
+    Experiment.objects.create(
+        name="private-of-owner", agent=agent_get_or_create("p", "q"), owner=owner
+    )
+    anonymous = Client()
+    assert state(anonymous.get("/")) == "miss"
+    assert state(anonymous.get("/")) == "hit"
+    signed_in = Client()
+    signed_in.force_login(owner)
+    mine = signed_in.get("/")
+    assert state(mine) is None and "ETag" not in mine.headers
+    assert b"private-of-owner" in mine.content and b"Sign out owner" in mine.content
+    for response in (anonymous.get("/"), anonymous.get("/api/leaderboard/")):
+        assert b"private-of-owner" not in response.content
+    # A token on the API is a signed-in request too.
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.create(user=owner)
+    api = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    for _ in range(2):
+        response = api.get("/api/leaderboard/")
+        assert state(response) is None and b"private-of-owner" in response.content
+
+
+def test_a_messages_cookie_is_not_anonymous(imported):
+    client = Client()
+    client.get("/")
+    client.cookies["messages"] = "anything"
+    assert state(client.get("/")) is None
+
+
+def test_no_csrf_token_in_cached_pages(imported):
+    client = Client(enforce_csrf_checks=True)
+    for url in PUBLIC:
+        for response in (client.get(url), client.get(url)):
+            assert b"csrfmiddlewaretoken" not in response.content, url
+            assert "csrftoken" not in response.cookies, url
+    # A page that uses the token sets its cookie: never stored, whatever its address.
+    from django.middleware.csrf import get_token
+
+    def view(request):
+        from django.http import HttpResponse
+
+        return HttpResponse(f'<input name="csrfmiddlewaretoken" value="{get_token(request)}">')
+
+    middleware = page_cache.PageCacheMiddleware(view)
+    for _ in range(2):
+        request = RequestFactory().get("/competitions/?uses=token")
+        response = middleware(request)
+        assert state(response) is None and "ETag" not in response.headers
+    # The login form is not a cached address.
+    assert state(client.get("/accounts/login/")) is None
+
+
+def test_errors_and_writes_are_not_cached(imported):
+    client = Client()
+    for _ in range(2):
+        missing = client.get("/experiments/999999/")
+        assert missing.status_code == 404 and state(missing) is None
+        bad = client.get("/api/compare/?experiments=1")
+        assert bad.status_code == 400 and state(bad) is None
+    assert state(client.get("/api/schema/")) is None  # not a listed address
+
+
+def test_head_is_served_from_the_get_entry(imported):
+    client = Client()
+    client.get("/competitions/")
+    head = client.head("/competitions/")
+    assert head.status_code == 200 and state(head) == "hit"
+
+
+def test_off_with_the_setting(imported, settings):
+    settings.MLEBOARD_PAGE_CACHE = False
+    client = Client()
+    for _ in range(2):
+        response = client.get("/")
+        assert state(response) is None and "ETag" not in response.headers
