@@ -152,7 +152,10 @@ def _add_images(subparsers) -> None:
             "Build mleboard's base image (a Debian root filesystem with Python 3, numpy, pandas "
             "and scikit-learn, made by debootstrap and imported into the engine; needs root) and "
             "the agents' images FROM it. Tags are content hashes: what exists is not rebuilt. "
-            "Default: the shipped agents whose build needs no network (dummy, baseline)."
+            "An agent that pins wheels (aide) gets them downloaded once into the "
+            "wheelhouse on this host ($MLEBOARD_WHEELHOUSE, default ~/.cache/mleboard/wheelhouse) "
+            "and builds with no network. Default: the shipped agents whose build needs no "
+            "network (all of them)."
         ),
     )
     parser.add_argument(

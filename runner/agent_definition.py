@@ -9,7 +9,21 @@
     env_from_host: [OPENAI_BASE_URL]  # required, taken from the harness's environment
     secrets: [OPENAI_API_KEY]       # required, from the environment, masked in logs
     egress: false                   # granted network egress (off unless true)
+    llm: false                      # needs an OpenAI-compatible model endpoint (below)
+    wheels: requirements.txt        # exact pins installed from a host wheelhouse (below)
     build_network: false            # the image build needs a package index (PyPI...)
+
+``llm: true``: the operator's endpoint comes from ``MLEBOARD_LLM_BASE_URL`` (e.g.
+``http://127.0.0.1:8000/v1``) and its key from ``MLEBOARD_LLM_API_KEY`` in the harness's
+environment; the agent sees them as ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` (in a
+container the URL is the in-container end of the socket bridge, ``runner.llm_bridge``),
+and the key is masked in the run's log like any secret. ``MLEBOARD_LLM_MODEL``, if set, is
+passed on as is (the model name the endpoint serves; each scaffold says how it uses it).
+
+``wheels``: a requirements file of the agent's folder with exact pins (``name==version``,
+a full lock); ``mleboard images`` downloads those wheels into the host's wheelhouse and
+adds them to the build context as ``wheels/``, so the Dockerfile installs them with
+``pip install --no-index --find-links wheels`` and the build needs no network.
 
 The shipped agents live in ``runner/agents/<name>/``; any folder of that shape works.
 """
@@ -34,7 +48,16 @@ _KNOWN_KEYS = {
     "secrets",
     "egress",
     "build_network",
+    "llm",
+    "wheels",
 }
+# Where an ``llm: true`` agent's endpoint and key come from, and what the agent sees.
+LLM_BASE_URL_ENV = "MLEBOARD_LLM_BASE_URL"
+LLM_API_KEY_ENV = "MLEBOARD_LLM_API_KEY"
+# Optional: the model name the operator's endpoint serves, passed on as is.
+LLM_MODEL_ENV = "MLEBOARD_LLM_MODEL"
+AGENT_BASE_URL_ENV = "OPENAI_BASE_URL"
+AGENT_API_KEY_ENV = "OPENAI_API_KEY"
 
 
 class AgentConfigError(ValueError):
@@ -54,19 +77,40 @@ class AgentDefinition:
     secrets: tuple[str, ...] = ()
     egress: bool = False
     build_network: bool = False
+    llm: bool = False
+    wheels: str = ""
+
+    @property
+    def secret_names(self) -> tuple[str, ...]:
+        """The variables whose values are masked in logs (the model key included)."""
+        return (*self.secrets, AGENT_API_KEY_ENV) if self.llm else self.secrets
+
+    def llm_base_url(self, host_env: Mapping[str, str]) -> str:
+        """The operator's model endpoint for an ``llm`` agent (empty for others)."""
+        return host_env.get(LLM_BASE_URL_ENV, "").strip() if self.llm else ""
 
     def environment(self, host_env: Mapping[str, str]) -> dict[str, str]:
-        """The agent's variables: fixed ones plus those taken from ``host_env``.
+        """The agent's variables: fixed ones plus those taken from ``host_env`` (and, for
+        an ``llm`` agent, the endpoint and key as ``OPENAI_BASE_URL``/``OPENAI_API_KEY``).
 
         Raises ``AgentConfigError`` naming every required variable that is not set.
         """
-        missing = [n for n in (*self.env_from_host, *self.secrets) if not host_env.get(n)]
+        needed = [*self.env_from_host, *self.secrets]
+        if self.llm:
+            needed += [LLM_BASE_URL_ENV, LLM_API_KEY_ENV]
+        missing = [n for n in needed if not host_env.get(n, "").strip()]
         if missing:
+            why = " (the operator's OpenAI-compatible model endpoint)" if self.llm else ""
             raise AgentConfigError(
-                f"agent {self.name!r} needs these environment variables: {', '.join(missing)}"
+                f"agent {self.name!r} needs these environment variables{why}: {', '.join(missing)}"
             )
         env = dict(self.env)
         env.update({n: host_env[n] for n in (*self.env_from_host, *self.secrets)})
+        if self.llm:
+            env[AGENT_BASE_URL_ENV] = self.llm_base_url(host_env)
+            env[AGENT_API_KEY_ENV] = host_env[LLM_API_KEY_ENV].strip()
+            if host_env.get(LLM_MODEL_ENV, "").strip():
+                env[LLM_MODEL_ENV] = host_env[LLM_MODEL_ENV].strip()
         return env
 
 
@@ -98,9 +142,19 @@ def load_agent(directory: Path) -> AgentDefinition:
     env = raw.get("env") or {}
     if not isinstance(env, dict):
         raise AgentConfigError(f"{config_path}: `env` must be a mapping")
-    for key in ("egress", "build_network"):
+    for key in ("egress", "build_network", "llm"):
         if not isinstance(raw.get(key, False), bool):
             raise AgentConfigError(f"{config_path}: `{key}` must be true or false")
+    wheels = raw.get("wheels") or ""
+    if wheels and (
+        not isinstance(wheels, str)
+        or Path(wheels).is_absolute()
+        or ".." in Path(wheels).parts
+        or not (directory / wheels).is_file()
+    ):
+        raise AgentConfigError(
+            f"{config_path}: `wheels` must name a requirements file in the folder"
+        )
     return AgentDefinition(
         name=name,
         description=str(raw.get("description", "")).strip(),
@@ -111,6 +165,8 @@ def load_agent(directory: Path) -> AgentDefinition:
         secrets=_names(raw, "secrets", config_path),
         egress=raw.get("egress", False),
         build_network=raw.get("build_network", False),
+        llm=raw.get("llm", False),
+        wheels=wheels,
     )
 
 

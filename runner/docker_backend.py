@@ -55,6 +55,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from runner.agent_definition import AGENT_BASE_URL_ENV
 from runner.backend import (
     BackendResult,
     Fetched,
@@ -63,6 +64,7 @@ from runner.backend import (
     agent_env,
     supervise,
 )
+from runner.llm_bridge import CONTAINER_LLM_DIR, HostBridge, container_base_url, forwarder_command
 from runner.logs import LogSink
 from runner.outputs import COLLECTOR, Received, describe_exceeded, receive
 from runner.spec import (
@@ -114,8 +116,13 @@ _KILL_ALL = (
     'grep -q "^Uid:[[:space:]]*$1[[:space:]]" "$s" 2>/dev/null && left=1 && break; done; '
     '[ -z "$left" ] && exit 0; n=$((n+1)); sleep 0.05; done; exit 1'
 )
-# Make $HOME (on the scratch tmpfs) then become the agent's command.
-_START = 'mkdir -p "$HOME" 2>/dev/null; exec "$@"'
+# Make $HOME (on the scratch tmpfs), start the model bridge's forwarder when the agent has
+# one (``runner.llm_bridge``; it returns once listening), then become the agent's command.
+_START = (
+    'mkdir -p "$HOME" 2>/dev/null; '
+    'if [ -n "${MLEBOARD_LLM_FORWARDER:-}" ]; then $MLEBOARD_LLM_FORWARDER '
+    '|| { echo "the model bridge did not start" >&2; exit 97; }; fi; exec "$@"'
+)
 _POLL_S = 0.1
 # Reading the outputs: this long at least, plus the time the bytes take at a slow pace.
 _COLLECT_MIN_S = 60.0
@@ -123,8 +130,9 @@ _COLLECT_BYTES_PER_S = 32 * 1024**2
 
 
 def container_env(spec: RunSpec) -> dict[str, str]:
-    """The environment inside the container: the spec's plus where everything is."""
-    return agent_env(
+    """The environment inside the container: the spec's plus where everything is (and, for
+    an agent with a model endpoint, the bridge's end as ``OPENAI_BASE_URL``)."""
+    env = agent_env(
         spec,
         data=CONTAINER_DATA_DIR,
         submission=CONTAINER_SUBMISSION_DIR,
@@ -136,6 +144,10 @@ def container_env(spec: RunSpec) -> dict[str, str]:
         validation_socket=f"{CONTAINER_VALIDATION_DIR}/{VALIDATION_SOCKET_NAME}",
         home=CONTAINER_HOME_DIR,
     )
+    if spec.llm_base_url:
+        env[AGENT_BASE_URL_ENV] = container_base_url(spec.llm_base_url)
+        env["MLEBOARD_LLM_FORWARDER"] = " ".join(forwarder_command())
+    return env
 
 
 def agent_ids(spec: RunSpec) -> tuple[int, int]:
@@ -164,8 +176,12 @@ def watchdog_seconds(spec: RunSpec) -> int | None:
     return int(spec.time_limit_s + spec.kill_grace_s) + 1
 
 
-def container_kwargs(spec: RunSpec, dirs: RunDirs, now: float | None = None) -> dict[str, Any]:
-    """The keyword arguments for ``client.containers.create`` (pure: testable without an engine)."""
+def container_kwargs(
+    spec: RunSpec, dirs: RunDirs, now: float | None = None, llm_dir: Path | None = None
+) -> dict[str, Any]:
+    """The keyword arguments for ``client.containers.create`` (pure: testable without an
+    engine). ``llm_dir``: the model bridge's folder (``runner.llm_bridge``), mounted
+    read-only at ``/home/llm``."""
     from docker.types import DeviceRequest, LogConfig, Mount
 
     def bind(source: Path, target: str) -> Mount:
@@ -179,6 +195,8 @@ def container_kwargs(spec: RunSpec, dirs: RunDirs, now: float | None = None) -> 
         bind(dirs.support / "validate_submission.sh", CONTAINER_VALIDATE_SCRIPT),
         bind(dirs.validation, CONTAINER_VALIDATION_DIR),
     ]
+    if llm_dir is not None:
+        mounts.append(bind(llm_dir, CONTAINER_LLM_DIR))
     if spec.obfuscated_description is not None:
         # Over the public folder's own description, inside the same read-only mount.
         mounts.insert(1, bind(dirs.description_override, f"{CONTAINER_DATA_DIR}/description.md"))
@@ -668,9 +686,18 @@ class DockerBackend:
         self, spec: RunSpec, dirs: RunDirs, control: RunControl, sink: LogSink
     ) -> BackendResult:
         """Run the agent to its end, then collect its outputs; see ``runner.backend.Backend``."""
-        kwargs = container_kwargs(spec, dirs)
         client = self.client
         check_egress(client, spec)
+        with contextlib.ExitStack() as stack:
+            # The model endpoint through a unix socket (the container has no network); an
+            # endpoint that does not answer stops the run here, before any container.
+            bridge = (
+                stack.enter_context(HostBridge(spec.llm_base_url)) if spec.llm_base_url else None
+            )
+            kwargs = container_kwargs(spec, dirs, llm_dir=bridge.directory if bridge else None)
+            return self._run(client, kwargs, spec, dirs, control, sink)
+
+    def _run(self, client, kwargs, spec, dirs, control, sink) -> BackendResult:
         create_requested_at = time.time()
         with managed_container(client, **kwargs) as container:
             container.start()

@@ -70,12 +70,14 @@ def spec_for_agent(
     """
     from runner.images import agent_image_ref
 
+    host_env = os.environ if host_env is None else host_env
     return RunSpec(
         image=image or agent_image_ref(agent),
         command=agent.start,
         competition_id=competition_id,
-        env=agent.environment(os.environ if host_env is None else host_env),
-        secret_env=frozenset(agent.secrets),
+        env=agent.environment(host_env),
+        secret_env=frozenset(agent.secret_names),
+        llm_base_url=agent.llm_base_url(host_env),
         resources=resources,
         time_limit_s=time_limit_s,
         network=NetworkPolicy(egress=agent.egress),

@@ -6,6 +6,14 @@ layout) and imported into the engine. Each agent's image is its ``Dockerfile`` b
 ``FROM`` that base (passed as the ``BASE_IMAGE`` build argument) with no network, unless
 the agent says its build needs a package index.
 
+An agent whose ``agent.yaml`` names ``wheels: requirements.txt`` (exact pins) gets them
+from a wheelhouse on the host: ``pip download`` (for the image's Python 3.11 on
+linux x86_64, binary wheels only; a pure-Python sdist is built into a wheel with the
+host's pip) into ``$MLEBOARD_WHEELHOUSE`` (default ``~/.cache/mleboard/wheelhouse``), one
+folder per lock, downloaded once and kept. They are copied into the build context as
+``wheels/`` so that the Dockerfile installs them with ``pip install --no-index
+--find-links wheels``: the engine needs no network to build (dockerd ``--bridge=none``).
+
 Tags are content hashes, so a rebuild happens only when the recipe or the agent's files
 change and a second call is a no-op: ``mleboard/base:<hash>`` (also tagged ``latest``) and
 ``mleboard/agent-<name>:<hash>``. Building the base needs root (debootstrap, chroot).
@@ -15,8 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +48,20 @@ AGENT_UID = 1000
 BASE_RECIPE_VERSION = "1"
 
 Progress = Callable[[str], None]
+
+# The agents' wheelhouse on the host, and the interpreter the base image has (Debian
+# bookworm: CPython 3.11, glibc 2.36).
+WHEELHOUSE_ENV = "MLEBOARD_WHEELHOUSE"
+IMAGE_PYTHON = "3.11"
+IMAGE_ABI = "cp311"
+# glibc 2.36 runs every older manylinux wheel; pip wants each tag named.
+IMAGE_PLATFORMS = (
+    *(f"manylinux_2_{minor}_x86_64" for minor in range(36, 4, -1)),
+    "manylinux2014_x86_64",
+    "manylinux2010_x86_64",
+    "manylinux1_x86_64",
+)
+_PIN = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.!+_-]+)")
 
 
 @dataclass(frozen=True)
@@ -64,6 +88,111 @@ def agent_image_ref(agent: AgentDefinition) -> str:
         digest.update(str(path.relative_to(agent.directory)).encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return f"mleboard/agent-{agent.name}:{digest.hexdigest()[:12]}"
+
+
+def wheelhouse_root() -> Path:
+    """Where downloaded wheels are kept: ``$MLEBOARD_WHEELHOUSE`` or the user's cache."""
+    configured = os.environ.get(WHEELHOUSE_ENV, "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    return Path(cache) / "mleboard" / "wheelhouse"
+
+
+def read_pins(path: Path) -> list[str]:
+    """The ``name==version`` lines of a requirements file (comments and blanks skipped).
+    Raises ``HarnessError`` on any other line: a lock has exact pins only."""
+    pins = []
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if not _PIN.fullmatch(line):
+            raise HarnessError(f"{path}:{number}: not an exact pin (name==version): {line!r}")
+        pins.append(line)
+    return pins
+
+
+def _pip_download(pins: list[str], target: Path) -> subprocess.CompletedProcess:
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--python-version",
+        IMAGE_PYTHON,
+        "--implementation",
+        "cp",
+        *(arg for abi in (IMAGE_ABI, "abi3", "none") for arg in ("--abi", abi)),
+        *(arg for platform in IMAGE_PLATFORMS for arg in ("--platform", platform)),
+        "--dest",
+        str(target),
+        *pins,
+    ]
+    return subprocess.run(command, capture_output=True, text=True)
+
+
+def _pip_wheel(pin: str, target: Path) -> subprocess.CompletedProcess:
+    """A wheel built from the pin's sdist by the host's pip (pure Python only: checked)."""
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--wheel-dir",
+        str(target),
+        pin,
+    ]
+    return subprocess.run(command, capture_output=True, text=True)
+
+
+def fetch_wheels(agent: AgentDefinition, progress: Progress | None = None) -> Path | None:
+    """The folder of the wheels ``agent.wheels`` pins, downloaded into the wheelhouse on the
+    first call (``None`` for an agent without one). Raises ``HarnessError`` if a pin has
+    no wheel for the image and no pure-Python sdist."""
+    if not agent.wheels:
+        return None
+    say = progress or (lambda _msg: None)
+    lock = agent.directory / agent.wheels
+    pins = read_pins(lock)
+    key = hashlib.sha256(
+        "|".join([IMAGE_PYTHON, IMAGE_ABI, *IMAGE_PLATFORMS, *sorted(pins)]).encode()
+    ).hexdigest()[:16]
+    folder = wheelhouse_root() / f"{agent.name}-{key}"
+    if (folder / ".complete").is_file():
+        return folder
+    say(f"downloading {len(pins)} pinned wheels for {agent.name} into {folder}")
+    partial = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    if _pip_download(pins, partial).returncode != 0:
+        # One by one: those with no wheel for the image are built from their sdist here.
+        for pin in pins:
+            if _pip_download([pin], partial).returncode == 0:
+                continue
+            before = set(partial.glob("*.whl"))
+            built = _pip_wheel(pin, partial)
+            made = set(partial.glob("*.whl")) - before
+            if built.returncode != 0 or not made:
+                tail = (built.stdout + built.stderr)[-1500:]
+                raise HarnessError(f"no wheel for {pin} ({agent.name}'s {agent.wheels}):\n{tail}")
+            if not all(w.name.endswith("-none-any.whl") for w in made):
+                names = ", ".join(sorted(w.name for w in made))
+                raise HarnessError(
+                    f"{pin} has no wheel for Python {IMAGE_PYTHON} on {IMAGE_PLATFORMS[0]} and its "
+                    f"sdist builds a platform wheel here ({names}): pin another version"
+                )
+    (partial / ".complete").write_text("\n".join(pins) + "\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    partial.rename(folder)
+    return folder
 
 
 def image_exists(client: Any, ref: str) -> bool:
@@ -183,8 +312,6 @@ def build_agent_image(
     """
     import time
 
-    import docker.errors
-
     ref = agent_image_ref(agent)
     if not force and image_exists(client, ref):
         return BuiltImage(ref, built=False)
@@ -192,10 +319,25 @@ def build_agent_image(
     if not image_exists(client, base):
         raise HarnessError(f"base image {base} missing: build it first (`mleboard images`)")
     say = progress or (lambda _msg: None)
-    say(f"building {ref} from {agent.directory}")
     started = time.monotonic()
+    wheels = fetch_wheels(agent, progress)
+    say(f"building {ref} from {agent.directory}")
+    with tempfile.TemporaryDirectory(prefix="mleboard-build-") as tmp:
+        context = agent.directory
+        if wheels is not None:
+            # The build context: the agent's folder plus the wheels, so nothing is fetched.
+            context = Path(tmp) / "context"
+            shutil.copytree(agent.directory, context, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(wheels, context / "wheels", ignore=shutil.ignore_patterns(".complete"))
+        _build(client, agent, context, ref, base)
+    return BuiltImage(ref, built=True, seconds=time.monotonic() - started)
+
+
+def _build(client: Any, agent: AgentDefinition, context: Path, ref: str, base: str) -> None:
+    import docker.errors
+
     kwargs: dict[str, Any] = {
-        "path": str(agent.directory),
+        "path": str(context),
         "tag": ref,
         "buildargs": {"BASE_IMAGE": base},
         "rm": True,
@@ -210,7 +352,6 @@ def build_agent_image(
         lines = [str(chunk.get("stream", chunk.get("error", ""))) for chunk in exc.build_log]
         tail = "".join(lines)[-2000:]
         raise HarnessError(f"building {agent.name}'s image failed: {exc.msg}\n{tail}") from exc
-    return BuiltImage(ref, built=True, seconds=time.monotonic() - started)
 
 
 def build_images(

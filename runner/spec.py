@@ -254,6 +254,9 @@ class RunSpec:
     watchdog the agent cannot stop ends everything ``kill_grace_s`` later even if the
     harness is gone.
 
+    ``llm_base_url`` is the operator's OpenAI-compatible endpoint for an agent that needs a
+    model (empty: none); a container reaches it only through ``runner.llm_bridge``.
+
     ``output_max_bytes`` bounds what the run's submission, logs and code folders may hold
     (apparent sizes: a sparse file counts at its full length), ``submission_max_bytes``
     the submission file alone, ``scratch_bytes`` the container's in-memory ``/tmp``
@@ -279,6 +282,7 @@ class RunSpec:
     # Kaggle. ``None``: the competition's own description.
     obfuscated_description: str | None = None
     log_cap_bytes: int = 50 * 1024**2
+    llm_base_url: str = ""
     output_max_bytes: int = field(
         default_factory=lambda: env_size(OUTPUT_MAX_BYTES_ENV, DEFAULT_OUTPUT_MAX_BYTES)
     )

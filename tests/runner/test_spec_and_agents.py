@@ -186,20 +186,25 @@ def test_agents_in_finds_agent_folders_and_a_missing_folder_holds_none(tmp_path)
 
 def test_aide_config_needs_its_endpoint_and_key_and_masks_the_key():
     aide = find_agent("aide")
-    assert aide.egress and aide.build_network
-    assert "OPENAI_API_KEY" in aide.secrets and "OPENAI_BASE_URL" in aide.env_from_host
-    assert (aide.directory / "requirements.txt").read_text().strip().startswith("aideml==")
-    with pytest.raises(AgentConfigError, match="OPENAI_API_KEY"):
-        spec_for_agent(aide, "c", host_env={"OPENAI_BASE_URL": "http://llm.example/v1"})
-    host_env = {"OPENAI_BASE_URL": "http://llm.example/v1", "OPENAI_API_KEY": "sk-secret"}
+    assert aide.llm and not aide.egress and not aide.build_network
+    assert aide.wheels == "requirements.txt" and "OPENAI_API_KEY" in aide.secret_names
+    pins = (aide.directory / "requirements.txt").read_text()
+    assert "\naideml==0.1.4\n" in pins
+    with pytest.raises(AgentConfigError, match="MLEBOARD_LLM_API_KEY"):
+        spec_for_agent(aide, "c", host_env={"MLEBOARD_LLM_BASE_URL": "http://llm.example/v1"})
+    host_env = {
+        "MLEBOARD_LLM_BASE_URL": "http://llm.example/v1",
+        "MLEBOARD_LLM_API_KEY": "sk-secret",
+    }
     spec = spec_for_agent(aide, "c", host_env=host_env, seed=2)
-    assert spec.network.egress and spec.seed == 2
-    assert spec.env["OPENAI_BASE_URL"] == "http://llm.example/v1"
+    assert not spec.network.egress and spec.seed == 2
+    assert spec.llm_base_url == "http://llm.example/v1"
+    assert spec.env["OPENAI_BASE_URL"] == "http://llm.example/v1"  # the bridge's in a container
     assert spec.secret_values == ["sk-secret"]
-    assert spec.command == ("bash", "start.sh")
-    start = (aide.directory / "start.sh").read_text()
-    for variable in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "AIDE_STEPS", "AIDE_CODE_MODEL"):
-        assert variable in start
+    assert spec.command == ("/opt/aide/bin/python", "run_aide.py")
+    driver = (aide.directory / "run_aide.py").read_text()
+    for variable in ("AIDE_STEPS", "AIDE_CODE_MODEL", "MLEBOARD_LLM_MODEL", "TIME_LIMIT_SECS"):
+        assert variable in driver
 
 
 @pytest.mark.parametrize(

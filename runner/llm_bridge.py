@@ -1,0 +1,170 @@
+"""The way a container with no network reaches the operator's model endpoint.
+
+Agent containers run with ``network_mode="none"``: a loopback interface and nothing else.
+An agent that needs a model (``llm: true`` in its ``agent.yaml``) reaches the operator's
+OpenAI-compatible endpoint (``MLEBOARD_LLM_BASE_URL``) through a unix socket, and only it:
+
+- on the host, ``HostBridge`` listens on ``llm.sock`` in a folder of its own (mounted
+  read-only into the container at ``/home/llm``) and joins each connection to the endpoint's
+  host and port (TLS to it when the URL is ``https``); bytes are passed through unread;
+- in the container, ``forward.py`` (``runner/llm_forwarder.py``, copied into the same
+  folder) is started as the agent's
+  user before the agent: it listens on ``127.0.0.1:BRIDGE_PORT`` and joins each connection
+  to the socket. The agent's ``OPENAI_BASE_URL`` is ``http://127.0.0.1:BRIDGE_PORT`` plus
+  the endpoint's path (``/v1``).
+
+Nothing else leaves the container, and the engine needs no network of its own (dockerd
+with ``--bridge=none`` works). The endpoint must answer plain HTTP/1.1 with any ``Host``
+(the client's is ``127.0.0.1:PORT``): a local server (vLLM, LiteLLM, a proxy) does; for a
+hosted API, point ``MLEBOARD_LLM_BASE_URL`` at such a proxy on the host. When the endpoint
+does not answer a TCP connection, the run does not start and says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import ssl
+import tempfile
+import threading
+from importlib import resources
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from runner.backend import HarnessError
+from runner.llm_forwarder import pipe
+
+CONTAINER_LLM_DIR = "/home/llm"
+SOCKET_NAME = "llm.sock"
+FORWARDER_NAME = "forward.py"
+BRIDGE_PORT = 18080
+MAX_CONNECTIONS = 64
+
+
+def endpoint_address(base_url: str) -> tuple[str, int, bool, str]:
+    """``(host, port, tls, path)`` of an ``http(s)://host[:port]/path`` URL; ``HarnessError``
+    for anything else."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise HarnessError(
+            "MLEBOARD_LLM_BASE_URL must be an http(s) URL such as http://127.0.0.1:8000/v1"
+        )
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise HarnessError(f"MLEBOARD_LLM_BASE_URL has a bad port: {exc}") from None
+    return parts.hostname, port, parts.scheme == "https", parts.path.rstrip("/")
+
+
+def container_base_url(base_url: str) -> str:
+    """The agent's ``OPENAI_BASE_URL`` in a container: the forwarder plus the endpoint's path."""
+    return f"http://127.0.0.1:{BRIDGE_PORT}{endpoint_address(base_url)[3]}"
+
+
+def forwarder_command() -> list[str]:
+    """Run in the container (as the agent's user) before the agent."""
+    return [
+        "/usr/bin/python3",
+        f"{CONTAINER_LLM_DIR}/{FORWARDER_NAME}",
+        str(BRIDGE_PORT),
+        f"{CONTAINER_LLM_DIR}/{SOCKET_NAME}",
+    ]
+
+
+class HostBridge:
+    """The host's end: a unix socket joined to the endpoint. A context manager."""
+
+    def __init__(self, base_url: str, connect_timeout_s: float = 5.0) -> None:
+        self.host, self.port, self.tls, _ = endpoint_address(base_url)
+        self.connect_timeout_s = connect_timeout_s
+        self.directory = Path(tempfile.mkdtemp(prefix="mleboard-llm-"))
+        self.socket_path = self.directory / SOCKET_NAME
+        self._listener: socket.socket | None = None
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self._closed = threading.Event()
+
+    def __enter__(self) -> HostBridge:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _connect(self) -> socket.socket:
+        upstream = socket.create_connection((self.host, self.port), self.connect_timeout_s)
+        upstream.settimeout(None)
+        if self.tls:
+            upstream = ssl.create_default_context().wrap_socket(upstream, server_hostname=self.host)
+        return upstream
+
+    def start(self) -> None:
+        """Check the endpoint answers, write the forwarder, listen. ``HarnessError`` (the
+        run does not start) when the endpoint cannot be reached from this host."""
+        try:
+            self._connect().close()
+        except OSError as exc:
+            self.close()
+            raise HarnessError(
+                f"the model endpoint {self.host}:{self.port} (MLEBOARD_LLM_BASE_URL) is not "
+                f"reachable from this host ({exc}): the run was not started"
+            ) from None
+        os.chmod(self.directory, 0o755)
+        forwarder = self.directory / FORWARDER_NAME
+        forwarder.write_text(resources.files("runner").joinpath("llm_forwarder.py").read_text())
+        forwarder.chmod(0o644)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(self.socket_path))
+        os.chmod(self.socket_path, 0o666)  # the agent's user must be able to connect
+        listener.listen(MAX_CONNECTIONS)
+        self._listener = listener
+        threading.Thread(target=self._accept, name="llm-bridge", daemon=True).start()
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while not self._closed.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            if not self._slots.acquire(blocking=False):
+                client.close()  # too many at once: refused, the client retries
+                continue
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        try:
+            try:
+                upstream = self._connect()
+            except OSError:
+                client.close()
+                return
+            with self._lock:
+                self._open.update((client, upstream))
+            back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
+            back.start()
+            pipe(client, upstream)
+            back.join()
+            with self._lock:
+                self._open.difference_update((client, upstream))
+            for s in (client, upstream):
+                s.close()
+        finally:
+            self._slots.release()
+
+    def close(self) -> None:
+        self._closed.set()
+        if self._listener is not None:
+            with contextlib.suppress(OSError):
+                self._listener.close()
+        with self._lock:
+            for s in list(self._open):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+        for path in (self.socket_path, self.directory / FORWARDER_NAME):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        with contextlib.suppress(OSError):
+            self.directory.rmdir()
