@@ -158,11 +158,22 @@ def write_prepared(task: DemoTask, data_dir: Path) -> None:
     )
     header, rows = _prediction_rows(task, _sample_prediction(task))
     _write_csv(public / "sample_submission.csv", header, rows)
-    (public / "description.md").write_text(
-        f"# {task.competition_id}\n\n{_DESCRIPTIONS[task.competition_id]}\n\n"
+    (public / "description.md").write_text(description(task.competition_id))
+
+
+def description(competition_id: str) -> str:
+    """The demo competition's ``description.md``, as written into its public folder."""
+    return (
+        f"# {competition_id}\n\n{_DESCRIPTIONS[competition_id]}\n\n"
         "This is an mleboard demo competition built from a dataset that scikit-learn ships. "
         "Its leaderboard is a synthetic reference population of models, not human teams.\n"
     )
+
+
+def obfuscated_description(competition_id: str) -> str:
+    """The description without the competition's identity, as MLE-bench's
+    ``description_obfuscated.md`` are: no name, no source of the data."""
+    return f"# Task\n\n{_DESCRIPTIONS[competition_id]}\n"
 
 
 def _sample_prediction(task: DemoTask) -> np.ndarray:

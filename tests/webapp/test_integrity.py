@@ -397,3 +397,65 @@ def test_the_check_page_is_private_to_who_may_see_the_run(client, alice, bob):
     client.force_login(bob)
     assert client.get(reverse("integrity-run", args=[run.pk])).status_code == 404
     assert client.get(reverse("integrity-queue")).status_code == 302  # staff only
+
+
+# ---------------------------------------------------------------- commands
+
+
+def test_import_mlebench_takes_a_competitions_references_folder(mlebench_checkout, capsys):
+    from django.core.management import call_command
+
+    folder = mlebench_checkout / "mlebench" / "competitions" / COMPETITION / "references"
+    folder.mkdir()
+    try:
+        (folder / "top.py").write_text(cases.CLEAN)
+        (folder / "sources.csv").write_text("path,source\ntop.py,a public notebook\n")
+        call_command("import_mlebench", str(mlebench_checkout), competition=[COMPETITION])
+        call_command("import_mlebench", str(mlebench_checkout), competition=[COMPETITION])
+    finally:
+        for path in folder.iterdir():
+            path.unlink()
+        folder.rmdir()
+    out = capsys.readouterr().out
+    assert "references v1: 1 reference files imported" in out
+    assert "references v1: 1 reference files unchanged" in out
+    corpus = ReferenceCorpus.objects.get(competition__slug=COMPETITION)
+    assert corpus.files.get().source == "a public notebook"
+
+
+def test_load_references_from_a_zip_and_a_bad_one(tmp_path, capsys):
+    from django.core.management import CommandError, call_command
+
+    good = tmp_path / "refs.zip"
+    good.write_bytes(cases.references_zip())
+    call_command("load_references", COMPETITION, str(good), note="top notebooks")
+    assert "references v1: 2 files stored" in capsys.readouterr().out
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(CommandError, match="not a readable zip"):
+        call_command("load_references", COMPETITION, str(bad))
+    with pytest.raises(CommandError, match="no competition"):
+        call_command("load_references", "no-such-competition", str(good))
+
+
+# ---------------------------------------------------------------- obfuscated descriptions
+
+
+def test_an_experiment_and_its_obfuscated_twin_side_by_side(client, alice):
+    original = graded_upload(alice, {OTHER: cases.CLEAN})[0].experiment
+    twin = graded_upload(
+        alice,
+        {OTHER: cases.CLEAN_REGRESSION},
+        medal=False,
+        metadata={"obfuscated_descriptions": True},
+    )[0].experiment
+    for experiment in (original, twin):
+        experiment_aggregate_refresh(experiment.pk)
+    client.force_login(alice)
+    page = client.get(reverse("experiment-detail", args=[twin.pk])).content.decode()
+    assert 'id="obfuscated-badge"' in page
+    assert f"?experiments={original.pk},{twin.pk}" in page  # original first
+    compare = client.get(f"/compare/?experiments={original.pk},{twin.pk}").content.decode()
+    assert 'id="description-pairs"' in compare
+    row = compare.split('id="description-pairs"')[1].split("</tbody>")[0]
+    assert "100.0" in row and "0.0" in row and "-100.0" in row

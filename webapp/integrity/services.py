@@ -96,6 +96,27 @@ def corpus_create(
     return corpus
 
 
+def corpus_import_folder(
+    competition_id: str, folder: Path, note: str = "", user=None
+) -> tuple[ReferenceCorpus | None, bool]:
+    """The reference code under ``folder`` as the competition's current corpus: a new
+    version when it differs from the current one (True), else the current one (False).
+    None when the competition is unknown."""
+    from webapp.integrity.references import read_references_folder
+
+    competition = Competition.objects.filter(slug=competition_id).first()
+    if competition is None:
+        return None, False
+    entries = read_references_folder(folder, note or f"from {folder.name}/ of the checkout")
+    current = current_corpus(competition.pk)
+    if current is not None:
+        stored = sorted(current.files.values_list("path", "source", "text"))
+        if stored == sorted((e.path, e.source, e.text) for e in entries):
+            return current, False
+    corpus = corpus_create(competition, entries, source_name=str(folder.name), note=note, user=user)
+    return corpus, True
+
+
 def current_corpus(competition_id: int) -> ReferenceCorpus | None:
     return ReferenceCorpus.objects.filter(competition_id=competition_id, is_current=True).first()
 

@@ -389,3 +389,45 @@ def comparison_of(experiments: list[Experiment], split: str = "") -> dict:
             for e in experiments[1:]
         ],
     }
+
+
+def obfuscated_twin(user, experiment: Experiment) -> Experiment | None:
+    """The experiment ``user`` sees with the same agent run on the other descriptions
+    (original <-> obfuscated): the same owner's first, then the most recent."""
+    twins = experiments_visible_to(user).filter(
+        agent_id=experiment.agent_id,
+        obfuscated_descriptions=not experiment.obfuscated_descriptions,
+    )
+    same_owner = twins.filter(owner_id=experiment.owner_id).order_by("-created_at").first()
+    return same_owner or twins.order_by("-created_at").first()
+
+
+def description_pairs(experiments: list[Experiment], by_split: dict) -> list[dict]:
+    """The paper's Table 4 for the experiments compared: for each agent present on both
+    original and obfuscated descriptions, Any Medal % on each per common split and the
+    difference (obfuscated − original)."""
+    rows = []
+    for original in (e for e in experiments if not e.obfuscated_descriptions):
+        twin = next(
+            (
+                e
+                for e in experiments
+                if e.obfuscated_descriptions and e.agent_id == original.agent_id
+            ),
+            None,
+        )
+        if twin is None:
+            continue
+        for split in SPLIT_PREFERENCE:
+            a, b = by_split[original.pk].get(split), by_split[twin.pk].get(split)
+            if a and b:
+                rows.append(
+                    {
+                        "agent": str(original.agent),
+                        "split": split,
+                        "original": a,
+                        "obfuscated": b,
+                        "difference": b["mean"] - a["mean"],
+                    }
+                )
+    return rows

@@ -85,6 +85,8 @@ def experiment_detail(request, pk: int):
         "results/experiment.html",
         {
             "experiment": experiment,
+            "twin": selectors.obfuscated_twin(request.user, experiment),
+            "integrity": getattr(experiment, "aggregate", None),
             "split": split,
             "clean": clean,
             "split_choices": split_choices(splits),
@@ -184,6 +186,10 @@ def compare(request):
             "split_rows": [
                 (split_label(s), [result["by_split"][e.pk].get(s) for e in chosen])
                 for s in shown_splits
+            ],
+            "description_pairs": [
+                {**row, "label": split_label(row["split"])}
+                for row in selectors.description_pairs(chosen, result["by_split"])
             ],
             "split_bars_figure": figures.split_bars(
                 [(e.name, result["by_split"][e.pk]) for e in chosen],

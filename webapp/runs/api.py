@@ -41,6 +41,10 @@ class LaunchInput(serializers.Serializer):
     snapshot_interval_s = serializers.FloatField(
         min_value=1, required=False, allow_null=True, default=None
     )
+    obfuscated_descriptions = serializers.BooleanField(
+        default=False,
+        help_text="run on MLE-bench's obfuscated descriptions (no Kaggle identity)",
+    )
     backend = serializers.ChoiceField(
         choices=["", "docker", "local"],
         required=False,

@@ -91,6 +91,7 @@ def launch_create(
     time_limit_s: float | None = None,
     snapshot_interval_s: float | None = None,
     backend: str | None = None,
+    obfuscated_descriptions: bool = False,
 ) -> Launch:
     """Create a launch, its verified experiment and one queued AgentRun per
     (competition, seed); the runs are dispatched on the ``runs`` queue after commit.
@@ -117,6 +118,14 @@ def launch_create(
         )
     if not 1 <= seeds <= 20:
         raise LaunchRefused("seeds must be between 1 and 20")
+    if obfuscated_descriptions:
+        lacking = [c for c in ids if not known[c].description_obfuscated.strip()]
+        if lacking:
+            raise LaunchRefused(
+                f"no obfuscated description for {', '.join(lacking[:5])}: import MLE-bench's "
+                "description_obfuscated.md (manage.py import_mlebench) or run on the original "
+                "descriptions"
+            )
     backend = site_backend(asked=backend)
     with transaction.atomic():
         experiment = Experiment.objects.create(
@@ -132,6 +141,7 @@ def launch_create(
             internet_access=agent.egress,
             test_feedback=False,
             source_available=True,
+            obfuscated_descriptions=obfuscated_descriptions,
             notes=f"Run by mleboard's harness ({backend} backend).",
         )
         launch = Launch.objects.create(
@@ -183,6 +193,7 @@ def launch_create_from_input(owner, data: dict) -> Launch:
         time_limit_s=data.get("time_limit_s"),
         snapshot_interval_s=data.get("snapshot_interval_s"),
         backend=data.get("backend") or None,
+        obfuscated_descriptions=bool(data.get("obfuscated_descriptions")),
     )
 
 
@@ -265,6 +276,9 @@ def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
             resources=resources,
             time_limit_s=launch.time_limit_s,
             seed=run.seed,
+            obfuscated_description=run.competition.description_obfuscated
+            if launch.experiment and launch.experiment.obfuscated_descriptions
+            else None,
         )
         output = Path(settings.MEDIA_ROOT) / "agent-runs" / str(run.pk)
         if output.exists():  # what a dead attempt left behind

@@ -41,6 +41,12 @@ class LaunchForm(forms.Form):
     snapshot_interval_s = forms.FloatField(
         min_value=1, required=False, initial=3600, label="Snapshot every (s)"
     )
+    obfuscated_descriptions = forms.BooleanField(
+        required=False,
+        label="Obfuscated descriptions",
+        help_text="The agent reads MLE-bench's obfuscated description (no Kaggle identity) "
+        "and instructions that do not name Kaggle, as in the paper's test.",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -35,6 +35,7 @@ class Command(BaseCommand):
             line = mlebench_import_competition(outcome)
             counts[line.status] = counts.get(line.status, 0) + 1
             (self.stdout if line.status == "imported" else self.stderr).write(line.text)
+        self._references(path / "mlebench" / "competitions", checkout.competitions)
         if checkout.missing_competitions:
             self.stderr.write(
                 f"{len(checkout.missing_competitions)} catalogue competitions have no folder in this checkout"
@@ -43,6 +44,27 @@ class Command(BaseCommand):
             "summary: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
         )
         self._published_leaderboard(path / "README.md")
+
+    def _references(self, competitions_dir: Path, outcomes) -> None:
+        """A competition folder's ``references/`` (reference code for the plagiarism
+        check: .py, .ipynb, .R and an optional sources.csv) becomes its current reference
+        corpus; an unchanged one adds no version."""
+        from webapp.integrity.references import ReferencesRefused
+        from webapp.integrity.services import corpus_import_folder
+
+        for outcome in outcomes:
+            folder = competitions_dir / outcome.competition_id / "references"
+            if outcome.status == "refused" or not folder.is_dir():
+                continue
+            try:
+                corpus, added = corpus_import_folder(outcome.competition_id, folder)
+            except ReferencesRefused as exc:
+                self.stderr.write(f"{outcome.competition_id}: references not imported: {exc}")
+                continue
+            if corpus is None:
+                continue
+            what = "imported" if added else "unchanged"
+            self.stdout.write(f"{corpus}: {corpus.files.count()} reference files {what}")
 
     def _published_leaderboard(self, readme: Path) -> None:
         """The README's leaderboard table becomes the published entries (one command to

@@ -5,7 +5,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from benchmark.demo import DEMO_COMPETITIONS, REFERENCE_AGENTS, build_demo
+from benchmark.demo import DEMO_COMPETITIONS, REFERENCE_AGENTS, build_demo, obfuscated_description
+from benchmark.demo import description as demo_description
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync, leaderboard_import_file
 from webapp.results.aggregates import experiment_aggregate_refresh
@@ -27,6 +28,7 @@ class Command(BaseCommand):
     def handle(self, *args, data_dir: Path | None = None, seeds: int = 3, **options):
         data_dir = Path(data_dir or settings.MLEBOARD_DATA_DIR)
         catalogue_sync(include_demo=True)
+        store_demo_descriptions()
         if Experiment.objects.filter(source=Experiment.Source.REFERENCE).exists():
             self.stdout.write("demo: already loaded")
             return
@@ -71,3 +73,13 @@ class Command(BaseCommand):
                 run_grade(run.pk, data_dir=data_dir)
             experiment_aggregate_refresh(experiment.pk)
             self.stdout.write(f"demo: graded {experiment.runs.count()} runs of {experiment.name}")
+
+
+def store_demo_descriptions() -> None:
+    """The demo competitions' descriptions, the original and the obfuscated one (for runs
+    on obfuscated descriptions)."""
+    for competition_id in DEMO_COMPETITIONS:
+        Competition.objects.filter(slug=competition_id).update(
+            description=demo_description(competition_id),
+            description_obfuscated=obfuscated_description(competition_id),
+        )
