@@ -103,13 +103,25 @@ def changed(using: str = DEFAULT_DB_ALIAS) -> None:
         transaction.on_commit(_bump, using=using)
 
 
-def current_version() -> str:
+def current_version(known: str | None = None) -> str:
+    if known is not None:
+        return known
     cache = _version_cache()
     version = cache.get(VERSION_KEY)
-    if version is None:
+    if version is None:  # first use, or the cache was emptied: any new token will do
         cache.add(VERSION_KEY, _new_version(), timeout=None)
         version = cache.get(VERSION_KEY)
     return version
+
+
+def _lookup(key: str) -> tuple[str, tuple | None]:
+    """The content version and the stored entry for ``key``: one round trip when both
+    live in the same cache (Redis)."""
+    pages = _pages()
+    if _version_cache() is pages:
+        found = pages.get_many([VERSION_KEY, key])
+        return current_version(found.get(VERSION_KEY)), found.get(key)
+    return current_version(), pages.get(key)
 
 
 # --- Which requests -----------------------------------------------------------------------
@@ -202,8 +214,7 @@ class PageCacheMiddleware:
         started = time.perf_counter()
         key = cache_key(request)
         try:
-            version = current_version()
-            entry = _pages().get(key)
+            version, entry = _lookup(key)
         except Exception:
             log.exception("page cache: unavailable, rendering")
             return self.get_response(request)
