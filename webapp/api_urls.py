@@ -44,4 +44,5 @@ urlpatterns = [
     path("uploads/", upload_api.UploadCreateApi.as_view(), name="api-upload-create"),
     path("uploads/<int:pk>/", upload_api.UploadDetailApi.as_view(), name="api-upload-detail"),
     path("runs/", include(run_urls.api_urlpatterns)),
+    path("hosts/", run_api.HostListApi.as_view(), name="api-host-list"),
 ]

@@ -1,12 +1,13 @@
-"""The Celery app. Queues: ``grading`` (short: one task per run to grade) and ``runs``
-(long: one agent container per (competition, seed)), so a day-long agent run never
-blocks grading."""
+"""The Celery app. Queues: ``grading`` (short: one task per run to grade) and the run
+queues ``runs.cpu`` and ``runs.gpu`` (long: one agent container per (competition, seed)),
+so a day-long agent run never blocks grading. A worker consuming a run queue registers its
+host and keeps it beating (``webapp.runs.hosts``)."""
 
 import os
 import resource
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
@@ -28,3 +29,31 @@ def cap_memory(**kwargs) -> None:
         soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
         limit = cap if hard == resource.RLIM_INFINITY else min(cap, hard)
         resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+
+
+def _run_queues(consumer) -> list[str]:
+    try:
+        names = list(consumer.app.amqp.queues.consume_from)
+    except AttributeError:
+        return []
+    return sorted(n for n in names if n.startswith("runs."))
+
+
+@worker_ready.connect
+def register_run_host(sender=None, **kwargs) -> None:
+    """A worker of the run queues makes its host known to the site, then keeps it beating."""
+    queues = _run_queues(sender)
+    if not queues:
+        return
+    from webapp.runs import hosts
+
+    concurrency = getattr(getattr(sender, "controller", None), "concurrency", None)
+    hosts.start(queues=queues, slots=concurrency)
+
+
+@worker_shutdown.connect
+def unregister_run_host(**kwargs) -> None:
+    """A clean stop: the host is marked down (its runs, if any are left, handed over)."""
+    from webapp.runs import hosts
+
+    hosts.stop()

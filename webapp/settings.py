@@ -237,8 +237,12 @@ CELERY_TASK_ROUTES = {
     "webapp.results.tasks.grade_run_task": {"queue": "grading"},
     "webapp.results.tasks.*": {"queue": "grading"},
     "webapp.integrity.tasks.*": {"queue": "grading"},
-    "webapp.runs.tasks.*": {"queue": "runs"},
+    # Agent runs by what they need: a run asking for GPUs goes to `runs.gpu` (the task
+    # picks it, webapp.runs.tasks), any other to `runs.cpu`. A run host consumes the
+    # classes it can serve (`-Q runs.cpu` or `-Q runs.cpu,runs.gpu`).
+    "webapp.runs.tasks.*": {"queue": "runs.cpu"},
 }
+MLEBOARD_RUN_QUEUES = {"cpu": "runs.cpu", "gpu": "runs.gpu"}
 CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", "false")
 GRADING_SOFT_TIME_LIMIT = envint("MLEBOARD_GRADING_SOFT_TIME_LIMIT", 600)
 GRADING_TIME_LIMIT = GRADING_SOFT_TIME_LIMIT + 60
@@ -258,11 +262,12 @@ CELERY_BEAT_SCHEDULE = {
         # A sweep that could not run in its interval is not worth running late.
         "options": {"expires": float(MLEBOARD_REAPER_INTERVAL_S)},
     },
-    # On the runs queue: taken by a worker whose host has the engine.
+    # On a runs queue: taken by a run host (each run host also reaps its own engine's
+    # containers from its heartbeat, webapp.runs.hosts).
     "reap-containers": {
         "task": "webapp.runs.tasks.reap_containers_task",
         "schedule": float(MLEBOARD_REAPER_INTERVAL_S),
-        "options": {"queue": "runs", "expires": float(MLEBOARD_REAPER_INTERVAL_S)},
+        "options": {"queue": "runs.cpu", "expires": float(MLEBOARD_REAPER_INTERVAL_S)},
     },
 }
 
@@ -281,15 +286,25 @@ MLEBOARD_ALLOW_UNISOLATED_RUNS = envbool("MLEBOARD_ALLOW_UNISOLATED_RUNS", "fals
 # grading process may use at most this much memory (0: no cap).
 MLEBOARD_MAX_SUBMISSION_BYTES = envint("MLEBOARD_MAX_SUBMISSION_BYTES", 1024**3)
 MLEBOARD_GRADING_MEMORY_BYTES = envint("MLEBOARD_GRADING_MEMORY_BYTES", 8 * 1024**3)
-MLEBOARD_HOST_CPUS = float(envstr("MLEBOARD_HOST_CPUS", str(os.cpu_count() or 1)))
+# What a run host may hand out to agent runs (empty: what the machine has).
+MLEBOARD_HOST_CPUS = float(envstr("MLEBOARD_HOST_CPUS", "") or os.cpu_count() or 1)
 MLEBOARD_HOST_MEMORY = envint(
     "MLEBOARD_HOST_MEMORY", os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 )
-MLEBOARD_HOST_GPUS = [g for g in envstr("MLEBOARD_HOST_GPUS", "").split(",") if g]
-# How many agent runs this host runs at once: the concurrency of its worker on the `runs`
-# queue (scripts/serve.sh, compose.yaml), apart from the grading worker.
+# A run host's GPU ids; unset: the GPUs nvidia-smi lists (none without it).
+MLEBOARD_HOST_GPUS = (
+    [g.strip() for g in os.environ["MLEBOARD_HOST_GPUS"].split(",") if g.strip()]
+    if "MLEBOARD_HOST_GPUS" in os.environ
+    else None
+)
+MLEBOARD_HOST_GPU_MODEL = envstr("MLEBOARD_HOST_GPU_MODEL", "")
+# The name a run host registers under (webapp.runs.hosts); unset: the machine's host name.
+MLEBOARD_HOST_NAME = envstr("MLEBOARD_HOST_NAME", "")
+# How many agent runs this host runs at once: the concurrency of its worker on the run
+# queues (scripts/serve.sh, compose.yaml), apart from the grading worker.
 MLEBOARD_RUN_SLOTS = envint("MLEBOARD_RUN_SLOTS", 2)
-MLEBOARD_RUN_RETRY_S = envint("MLEBOARD_RUN_RETRY_S", 30)
+# How often a run delivered to a host whose resources are busy checks again for room.
+MLEBOARD_RUN_RETRY_S = envint("MLEBOARD_RUN_RETRY_S", 5)
 # Folders holding extra agent folders (agent.yaml + Dockerfile) the site may run.
 MLEBOARD_AGENT_DIRS = [Path(p) for p in envstr("MLEBOARD_AGENT_DIRS", "").split(os.pathsep) if p]
 

@@ -3,9 +3,15 @@
 Every ``MLEBOARD_REAPER_INTERVAL_S`` seconds (Celery beat), for uploads being read, runs
 being graded and agent runs (the ``webapp.work`` rows):
 
+0. a run host whose heartbeat went silent for ``MLEBOARD_STALE_AFTER_S`` is marked down
+   and its claims on CPUs, memory and GPUs are released; its runs are handed over
+   (``webapp.runs.hosts``): queued again for another host while they have attempts left
+   (``MLEBOARD_MAX_ATTEMPTS``), ended after that; claims left by dead processes on living
+   hosts are released;
 1. a claim whose heartbeat went silent for ``MLEBOARD_STALE_AFTER_S`` is taken back: the
    work waits again, or, once ``MLEBOARD_MAX_ATTEMPTS`` claims are spent, fails with a
-   reason; an agent run is ended (a day-long run is never started twice);
+   reason; an agent run on a host that is alive is ended (its process died: a day-long
+   run is not started twice on its own host);
 2. work never sent, or sent and never picked up, is sent again (with backoff, so a long
    queue is not flooded; a duplicate is harmless, the claim lets one task through);
 3. uploads whose runs have all ended are finished, figures and integrity checks that
@@ -44,6 +50,9 @@ class SweepReport:
     figures_sent: int = 0
     checks_sent: int = 0
     spool_removed: int = 0
+    hosts_down: list[str] = field(default_factory=list)
+    runs_requeued: int = 0
+    claims_released: int = 0
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -51,6 +60,7 @@ class SweepReport:
 
 def sweep() -> SweepReport:
     report = SweepReport()
+    _hosts_down(report)
     _take_back_uploads(report)
     _take_back_runs(report)
     _end_silent_agent_runs(report)
@@ -59,7 +69,16 @@ def sweep() -> SweepReport:
     _resend_figures(report)
     _resend_checks(report)
     _remove_spool(report)
-    if any((report.taken_back, report.failed, report.sent, report.figures_sent)):
+    if any(
+        (
+            report.taken_back,
+            report.failed,
+            report.sent,
+            report.figures_sent,
+            report.hosts_down,
+            report.claims_released,
+        )
+    ):
         log.info("sweep: %s", report.as_dict())
     return report
 
@@ -118,15 +137,28 @@ def _take_back_runs(report: SweepReport) -> None:
         run_ended(run_id)
 
 
+def _hosts_down(report: SweepReport) -> None:
+    from webapp.runs.hosts import mark_silent_hosts_down, release_orphan_claims
+
+    result = mark_silent_hosts_down()
+    report.hosts_down = result.hosts_down
+    report.runs_requeued = result.requeued
+    report.claims_released = result.released + release_orphan_claims()
+    if result.ended:
+        report.failed["agentrun"] = report.failed.get("agentrun", 0) + result.ended
+
+
 def _end_silent_agent_runs(report: SweepReport) -> None:
+    from webapp.runs.hosts import suspect_before
     from webapp.runs.services import agent_run_end_silent
 
     cutoff = stale_before()
     ended = sum(
         agent_run_end_silent(pk, cutoff)
-        for pk in AgentRun.objects.filter(
-            status=AgentRun.Status.RUNNING, heartbeat_at__lt=cutoff
-        ).values_list("pk", flat=True)[:BATCH]
+        for pk in AgentRun.objects.filter(status=AgentRun.Status.RUNNING, heartbeat_at__lt=cutoff)
+        # A run on a host that has itself gone quiet is the host-down hand-over's.
+        .exclude(host_claim__host__heartbeat_at__lt=suspect_before())
+        .values_list("pk", flat=True)[:BATCH]
     )
     if ended:
         report.failed["agentrun"] = report.failed.get("agentrun", 0) + ended

@@ -30,6 +30,7 @@ urlpatterns = [
     path("runs/<int:pk>/", run_views.launch_detail, name="launch-detail"),
     path("runs/", include(run_urls.page_urlpatterns)),
     path("agent-runs/<int:pk>/cancel/", run_views.agent_run_cancel_view, name="agent-run-cancel"),
+    path("hosts/", run_views.host_list, name="host-list"),
     path("integrity/", include("webapp.integrity.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

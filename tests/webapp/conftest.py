@@ -48,7 +48,7 @@ def celery_worker_process(transactional_db, tmp_path):
             "webapp",
             "worker",
             "-Q",
-            "grading,runs,default",
+            "grading,runs.cpu,runs.gpu,default",
             "--concurrency",
             "2",
             "--pool",

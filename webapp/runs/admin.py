@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from webapp.runs.models import AgentRun, Launch, SubmissionSnapshot
+from webapp.runs.models import AgentRun, HostClaim, Launch, RunHost, SubmissionSnapshot
 
 
 class AgentRunInline(admin.TabularInline):
@@ -33,3 +33,51 @@ class AgentRunAdmin(admin.ModelAdmin):
 
 
 admin.site.register(SubmissionSnapshot)
+
+
+class HostClaimInline(admin.TabularInline):
+    model = HostClaim
+    extra = 0
+    fields = ["agent_run", "cpus", "memory_bytes", "gpu_ids", "boot", "created_at"]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(RunHost)
+class RunHostAdmin(admin.ModelAdmin):
+    """Hosts register themselves and beat; the sweeper marks them down. The live view with
+    what is free is the staff page /hosts/."""
+
+    list_display = [
+        "name",
+        "state",
+        "heartbeat_at",
+        "cpus",
+        "memory_bytes",
+        "gpu_ids",
+        "gpu_model",
+        "engine",
+        "queues",
+        "slots",
+    ]
+    list_filter = ["state"]
+    readonly_fields = [
+        "name",
+        "state",
+        "cpus",
+        "memory_bytes",
+        "gpu_ids",
+        "gpu_model",
+        "engine",
+        "queues",
+        "slots",
+        "boot",
+        "started_at",
+        "heartbeat_at",
+        "down_since",
+        "note",
+    ]
+    inlines = [HostClaimInline]
+
+    def has_add_permission(self, request):
+        return False

@@ -1,17 +1,18 @@
-"""Agent-run API: launch, watch (status and log tail), cancel."""
+"""Agent-run API: launch, watch (status and log tail), cancel; the run hosts (staff)."""
 
+from django.conf import settings
 from django.http import Http404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.permissions import IsAdminUser, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.splits import SPLIT_ALIASES, SPLIT_SLUGS
 from runner.spec import MAX_GPUS
-from webapp.runs import selectors
+from webapp.runs import hosts, selectors
 from webapp.runs.services import LaunchRefused, agent_run_cancel, launch_create_from_input
 
 
@@ -132,3 +133,15 @@ class AgentRunCancelApi(APIView):
         if run is None:
             raise Http404
         return Response({"status": agent_run_cancel(run)}, status=status.HTTP_202_ACCEPTED)
+
+
+class HostListApi(APIView):
+    """Every run host the site knows (staff only): state (up or down; ``silent`` while
+    it has missed beats but is not down yet), last heartbeat, capacity, what is free and
+    the runs it holds."""
+
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request):
+        return Response({"stale_after_s": settings.MLEBOARD_STALE_AFTER_S, "hosts": hosts.status()})

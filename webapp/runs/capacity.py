@@ -1,18 +1,21 @@
-"""What one worker host can run at once. Every run reserves CPUs, memory and whole GPUs
-in a ledger file shared by the host's worker processes (under an exclusive file lock),
-so that the host never runs more than its resources allow and never gives one GPU to
-two runs. Reservations of processes that died are dropped when the ledger is read."""
+"""What a run host can run at once, claimed in the database. Every agent run holds one
+``HostClaim`` on the host running it (CPUs, memory, whole GPU ids); claims of a host are
+made under a lock on its ``RunHost`` row (``select_for_update`` on PostgreSQL; on SQLite
+each transaction begins ``IMMEDIATE``, so writers are serialised), so a host never hands
+out more than it registered and no GPU id is ever held by two runs. A host that stops
+beating loses its claims (the sweeper, ``webapp.runs.hosts``)."""
 
-import fcntl
-import json
-import os
-from contextlib import contextmanager
+from __future__ import annotations
+
 from dataclasses import dataclass
-from pathlib import Path
+
+from django.db import IntegrityError, transaction
+
+from webapp.runs.models import HostClaim, RunHost
 
 
 class CapacityError(ValueError):
-    """The request can never fit on this host (more than it has in total)."""
+    """The request can never fit on the host (more than it has in total)."""
 
 
 @dataclass(frozen=True)
@@ -24,94 +27,120 @@ class HostResources:
 
 @dataclass(frozen=True)
 class Reservation:
-    key: str
+    run_id: int
+    host: str
     cpus: float
     memory_bytes: int
     gpu_ids: tuple[str, ...]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def resources_of(host: RunHost) -> HostResources:
+    return HostResources(host.cpus, host.memory_bytes, tuple(str(g) for g in host.gpu_ids))
 
 
-class HostCapacity:
-    def __init__(self, ledger: Path, host: HostResources):
-        self.ledger = Path(ledger)
-        self.host = host
-        self.ledger.parent.mkdir(parents=True, exist_ok=True)
+def problems(host: HostResources, cpus: float | None, memory: int | None, gpus: int) -> list[str]:
+    """Why a request can never fit on ``host`` (empty: it can, once the host is free)."""
+    found = []
+    if cpus is not None and cpus > host.cpus + 1e-9:
+        found.append(f"{cpus:g} CPUs requested, the host has {host.cpus:g}")
+    if memory is not None and memory > host.memory_bytes:
+        found.append(
+            f"{memory / 1024**3:.1f} GiB of memory requested, the host has "
+            f"{host.memory_bytes / 1024**3:.1f} GiB"
+        )
+    if gpus > len(host.gpu_ids):
+        found.append(f"{gpus} GPU(s) requested, the host has {len(host.gpu_ids)}")
+    return found
 
-    @contextmanager
-    def _locked(self):
-        with open(self.ledger.with_suffix(".lock"), "a+") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                try:
-                    entries = json.loads(self.ledger.read_text() or "{}")
-                except (FileNotFoundError, json.JSONDecodeError):
-                    entries = {}
-                entries = {k: v for k, v in entries.items() if _alive(int(v.get("pid", 0)))}
-                yield entries
-                tmp = self.ledger.with_suffix(".tmp")
-                tmp.write_text(json.dumps(entries))
-                tmp.replace(self.ledger)
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def check_fits_host(self, cpus: float | None, memory: int | None, gpus: int) -> None:
-        problems = []
-        if cpus is not None and cpus > self.host.cpus:
-            problems.append(f"{cpus:g} CPUs requested, the host has {self.host.cpus:g}")
-        if memory is not None and memory > self.host.memory_bytes:
-            problems.append(
-                f"{memory / 1024**3:.1f} GiB of memory requested, the host has {self.host.memory_bytes / 1024**3:.1f} GiB"
-            )
-        if gpus > len(self.host.gpu_ids):
-            problems.append(f"{gpus} GPU(s) requested, the host has {len(self.host.gpu_ids)}")
-        if problems:
-            raise CapacityError("this run cannot fit on this worker host: " + "; ".join(problems))
+def check_fits_host(host: HostResources, cpus: float | None, memory: int | None, gpus: int):
+    found = problems(host, cpus, memory, gpus)
+    if found:
+        raise CapacityError("this run cannot fit on this worker host: " + "; ".join(found))
 
-    def reserve(
-        self, key: str, cpus: float | None, memory: int | None, gpus: int
-    ) -> Reservation | None:
-        """Reserve resources for run ``key``; None when they are not free right now.
-        Raises CapacityError when they never could be."""
-        self.check_fits_host(cpus, memory, gpus)
-        want_cpus = cpus if cpus is not None else self.host.cpus
+
+@dataclass(frozen=True)
+class Usage:
+    cpus: float
+    memory_bytes: int
+    gpu_ids: tuple[str, ...]
+    runs: tuple[int, ...]
+
+
+def usage(claims) -> Usage:
+    claims = list(claims)
+    return Usage(
+        cpus=sum(c.cpus for c in claims),
+        memory_bytes=sum(c.memory_bytes for c in claims),
+        gpu_ids=tuple(str(g) for c in claims for g in c.gpu_ids),
+        runs=tuple(c.agent_run_id for c in claims),
+    )
+
+
+def reserve(
+    host_name: str, run_id: int, token: str, cpus: float | None, memory: int | None, gpus: int
+) -> Reservation | None:
+    """Claim resources on ``host_name`` for agent run ``run_id``. None when they are not
+    free right now, or when the run already holds a claim of another task (a duplicate
+    delivery); a re-delivery of the same task gets its claim back. Raises CapacityError
+    when the host could never give them. A request without a CPU count takes the whole
+    host's CPUs; without memory, no memory is set aside."""
+    with transaction.atomic():
+        # The lock that serialises the host's claims (PostgreSQL: this row; SQLite: the
+        # IMMEDIATE transaction already holds the database's write lock).
+        host = RunHost.objects.select_for_update().get(name=host_name)
+        resources = resources_of(host)
+        check_fits_host(resources, cpus, memory, gpus)
+        held = HostClaim.objects.filter(agent_run_id=run_id).first()
+        if held is not None:
+            if held.host_id == host.pk and held.token == token:
+                if held.boot != host.boot:
+                    HostClaim.objects.filter(pk=held.pk).update(boot=host.boot)
+                return Reservation(
+                    run_id, host.name, held.cpus, held.memory_bytes, tuple(held.gpu_ids)
+                )
+            return None
+        used = usage(HostClaim.objects.filter(host=host))
+        want_cpus = cpus if cpus is not None else resources.cpus
         want_memory = memory if memory is not None else 0
-        with self._locked() as entries:
-            if key in entries:  # a re-delivered task of the same run
-                entry = entries[key]
-                entry["pid"] = os.getpid()
-                return Reservation(key, entry["cpus"], entry["memory"], tuple(entry["gpus"]))
-            used_cpus = sum(e["cpus"] for e in entries.values())
-            used_memory = sum(e["memory"] for e in entries.values())
-            used_gpus = {g for e in entries.values() for g in e["gpus"]}
-            free_gpus = [g for g in self.host.gpu_ids if g not in used_gpus]
-            if (
-                used_cpus + want_cpus > self.host.cpus + 1e-9
-                or used_memory + want_memory > self.host.memory_bytes
-                or len(free_gpus) < gpus
-            ):
-                return None
-            chosen = tuple(free_gpus[:gpus])
-            entries[key] = {
-                "cpus": want_cpus,
-                "memory": want_memory,
-                "gpus": list(chosen),
-                "pid": os.getpid(),
-            }
-            return Reservation(key, want_cpus, want_memory, chosen)
+        free_gpus = [g for g in resources.gpu_ids if g not in set(used.gpu_ids)]
+        if (
+            used.cpus + want_cpus > resources.cpus + 1e-9
+            or used.memory_bytes + want_memory > resources.memory_bytes
+            or len(free_gpus) < gpus
+        ):
+            return None
+        chosen = tuple(free_gpus[:gpus])
+        try:
+            with transaction.atomic():
+                HostClaim.objects.create(
+                    host=host,
+                    agent_run_id=run_id,
+                    token=token,
+                    boot=host.boot,
+                    cpus=want_cpus,
+                    memory_bytes=want_memory,
+                    gpu_ids=list(chosen),
+                )
+        except IntegrityError:  # another host claimed the run at the same moment
+            return None
+        return Reservation(run_id, host.name, want_cpus, want_memory, chosen)
 
-    def release(self, key: str) -> None:
-        with self._locked() as entries:
-            entries.pop(key, None)
 
-    def in_use(self) -> dict:
-        with self._locked() as entries:
-            return dict(entries)
+def release(run_id: int, token: str | None = None) -> bool:
+    """Give back the resources run ``run_id`` holds (only ``token``'s claim, when given)."""
+    claims = HostClaim.objects.filter(agent_run_id=run_id)
+    if token is not None:
+        claims = claims.filter(token=token)
+    return bool(claims.delete()[0])
+
+
+def free(host: RunHost, claims=None) -> dict:
+    """What ``host`` has not handed out: CPUs, memory, GPU ids."""
+    used = usage(host.claims.all() if claims is None else claims)
+    held = set(used.gpu_ids)
+    return {
+        "cpus": max(0.0, host.cpus - used.cpus),
+        "memory_bytes": max(0, host.memory_bytes - used.memory_bytes),
+        "gpu_ids": [str(g) for g in host.gpu_ids if str(g) not in held],
+    }

@@ -117,3 +117,58 @@ class SubmissionSnapshot(models.Model):
 
     class Meta:
         ordering = ["agent_run", "elapsed_s"]
+
+
+class RunHost(models.Model):
+    """A worker host that runs agent runs, as it registered itself: what it may hand out
+    (CPUs, memory, GPU ids) and when it last said it is alive. Its runs' resources are
+    claimed in ``HostClaim`` rows under a lock on this row (``webapp.runs.capacity``)."""
+
+    class State(models.TextChoices):
+        UP = "up", "Up"
+        DOWN = "down", "Down"
+
+    name = models.CharField(max_length=200, unique=True)
+    state = models.CharField(max_length=8, choices=State.choices, default=State.UP, db_index=True)
+    cpus = models.FloatField()
+    memory_bytes = models.BigIntegerField()
+    gpu_ids = models.JSONField(default=list, blank=True)
+    gpu_model = models.CharField(max_length=200, blank=True)
+    # The run backend and its engine's version ("docker 24.0.7", "local").
+    engine = models.CharField(max_length=200, blank=True)
+    # The run queues (resource classes) its worker consumes, and at most how many runs at once.
+    queues = models.JSONField(default=list, blank=True)
+    slots = models.PositiveIntegerField(default=1)
+    # A new value each time its worker starts: claims of an earlier boot are stale.
+    boot = models.CharField(max_length=32, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    down_since = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class HostClaim(models.Model):
+    """The resources one agent run holds on one host: a run holds at most one claim, and a
+    GPU id of a host is in at most one of its claims."""
+
+    host = models.ForeignKey(RunHost, on_delete=models.CASCADE, related_name="claims")
+    agent_run = models.OneToOneField(AgentRun, on_delete=models.CASCADE, related_name="host_claim")
+    # The task that claimed it (a re-delivery of the same task keeps it) and the host's boot.
+    token = models.CharField(max_length=64)
+    boot = models.CharField(max_length=32, blank=True)
+    cpus = models.FloatField()
+    memory_bytes = models.BigIntegerField()
+    gpu_ids = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["host", "created_at"]
+
+    def __str__(self) -> str:
+        return f"run {self.agent_run_id} on {self.host_id}"

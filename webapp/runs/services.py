@@ -5,6 +5,7 @@ like an upload, as a run of the launch's verified experiment."""
 import logging
 import shutil
 import threading
+import time
 from pathlib import Path
 
 from django.conf import settings
@@ -19,8 +20,10 @@ from runner.spec import Resources, parse_size
 from webapp.competitions.models import Competition
 from webapp.results.models import Experiment, Run
 from webapp.results.services import agent_get_or_create
-from webapp.runs.capacity import CapacityError, HostCapacity, HostResources
-from webapp.runs.models import AgentRun, Launch, SubmissionSnapshot
+from webapp.runs import capacity
+from webapp.runs.capacity import CapacityError
+from webapp.runs.hosts import fitting_hosts, this_host
+from webapp.runs.models import AgentRun, HostClaim, Launch, SubmissionSnapshot
 from webapp.work import claim, heartbeat_interval, holding, new_token, send_on_commit
 
 log = logging.getLogger(__name__)
@@ -28,17 +31,6 @@ log = logging.getLogger(__name__)
 
 class LaunchRefused(ValueError):
     pass
-
-
-def host_capacity() -> HostCapacity:
-    return HostCapacity(
-        Path(settings.VAR_DIR) / "capacity" / "ledger.json",
-        HostResources(
-            cpus=settings.MLEBOARD_HOST_CPUS,
-            memory_bytes=settings.MLEBOARD_HOST_MEMORY,
-            gpu_ids=tuple(settings.MLEBOARD_HOST_GPUS),
-        ),
-    )
 
 
 def site_agents() -> dict[str, AgentDefinition]:
@@ -223,43 +215,82 @@ def agent_run_claim(run_id: int, token: str) -> bool:
     return claimed
 
 
-class RetryLater(Exception):
-    """The host has no room for the run right now."""
-
-
 def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
-    """Run one (competition, seed) in its container and hand its outputs to grading.
-    Returns None when another task holds the run. Raises RetryLater when the host's
-    resources are busy (the run is handed back to the queue)."""
-    from runner.harness import run_agent, spec_for_agent
-
+    """Run one (competition, seed) in its container on this host and hand its outputs to
+    grading. The run's resources are claimed on this host first (``capacity``): while
+    they are busy the run waits here, still queued (another host may take a copy of its
+    task meanwhile); a run this host can never fit is left to a host that can, or ended
+    without running when no host can. Returns None when another task holds the run."""
     token = token or new_token()
-    if not agent_run_claim(run_id, token):
+    run = AgentRun.objects.select_related("launch", "competition").filter(pk=run_id).first()
+    if run is None:
         return None
-    run = AgentRun.objects.select_related("launch", "competition").get(pk=run_id)
     launch = run.launch
-    try:  # the operator may have changed the isolation since the launch
-        site_backend(asked=launch.backend)
-    except LaunchRefused as exc:
-        return _finish_without_running(run, AgentRun.Status.HARNESS_ERROR, str(exc))
-    capacity = host_capacity()
-    key = f"agent-run-{run.pk}"
+    host = this_host()
     try:
-        reservation = capacity.reserve(key, launch.cpus, launch.memory_bytes, launch.gpus)
+        reservation = _wait_for_room(run, token, host.name)
     except CapacityError as exc:
-        # The host can never give what the launch asks: the agent was never tried, so
+        elsewhere = [
+            h.name
+            for h in fitting_hosts(launch.cpus, launch.memory_bytes, launch.gpus)
+            if h.pk != host.pk
+        ]
+        if elsewhere:
+            # Sent again by the sweeper, for a host of its class that can fit it.
+            AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.QUEUED).update(
+                dispatched_at=None,
+                message=f"Waiting for a host that can fit it ({', '.join(elsewhere[:3])}): "
+                f"{host.name} cannot ({exc}).",
+            )
+            return None
+        if not agent_run_claim(run_id, token):
+            return None
+        # No host can ever give what the launch asks: the agent was never tried, so
         # nothing is graded (a "no submission" would count as a 0% result).
         return _finish_without_running(
             run,
             AgentRun.Status.HARNESS_ERROR,
             f"Never started: {exc}. Not counted in the experiment's figures.",
+            token=token,
             grade=False,
         )
     if reservation is None:
-        holding(AgentRun, run.pk, token, AgentRun.Status.RUNNING).update(
-            status=AgentRun.Status.QUEUED, claimed_by="", dispatched_at=timezone.now()
+        return None
+    try:
+        if not agent_run_claim(run_id, token):
+            return None
+        return _execute_claimed(run, token, reservation)
+    finally:
+        capacity.release(run.pk, token)
+
+
+def _wait_for_room(run: AgentRun, token: str, host: str) -> capacity.Reservation | None:
+    """Claim the run's resources on ``host``, waiting while they are busy. None when the
+    run stopped waiting meanwhile (another task took it, or it was cancelled)."""
+    launch = run.launch
+    waiting = AgentRun.objects.filter(
+        pk=run.pk, status=AgentRun.Status.QUEUED, cancel_requested=False
+    )
+    while waiting.exists():
+        reservation = capacity.reserve(
+            host, run.pk, token, launch.cpus, launch.memory_bytes, launch.gpus
         )
-        raise RetryLater(f"no room on this host for {run}")
+        if reservation is not None:
+            return reservation
+        if HostClaim.objects.filter(agent_run_id=run.pk).exists():
+            return None  # another task (here or on another host) has claimed it
+        time.sleep(settings.MLEBOARD_RUN_RETRY_S)
+    return None
+
+
+def _execute_claimed(run: AgentRun, token: str, reservation) -> AgentRun:
+    from runner.harness import run_agent, spec_for_agent
+
+    launch = run.launch
+    try:  # the operator may have changed the isolation since the launch
+        site_backend(asked=launch.backend)
+    except LaunchRefused as exc:
+        return _finish_without_running(run, AgentRun.Status.HARNESS_ERROR, str(exc), token=token)
     try:
         agent = find_site_agent(launch.agent_name)
         resources = Resources(
@@ -283,39 +314,43 @@ def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
         output = Path(settings.MEDIA_ROOT) / "agent-runs" / str(run.pk)
         if output.exists():  # what a dead attempt left behind
             shutil.rmtree(output)
-        AgentRun.objects.filter(pk=run.pk).update(
-            output_dir=str(output), gpu_ids=list(reservation.gpu_ids)
+        holding(AgentRun, run.pk, token, AgentRun.Status.RUNNING).update(
+            output_dir=str(output), gpu_ids=list(reservation.gpu_ids), message=""
         )
         cancel = threading.Event()
-        watcher = _CancelWatcher(run.pk, cancel)
+        watcher = _CancelWatcher(run.pk, token, cancel)
         control = RunControl(
             cancel=cancel,
             heartbeat=watcher.heartbeat,
             heartbeat_interval_s=heartbeat_interval(),
-            on_started=lambda name: AgentRun.objects.filter(pk=run.pk).update(container=name),
+            on_started=lambda name: holding(
+                AgentRun, run.pk, token, AgentRun.Status.RUNNING
+            ).update(container=name),
         )
-        outcome = run_agent(
-            spec,
-            data_dir=Path(settings.MLEBOARD_DATA_DIR),
-            output_dir=output,
-            backend=launch.backend,
-            control=control,
-            snapshot_interval_s=launch.snapshot_interval_s,
-        )
-        watcher.stop()
+        try:
+            outcome = run_agent(
+                spec,
+                data_dir=Path(settings.MLEBOARD_DATA_DIR),
+                output_dir=output,
+                backend=launch.backend,
+                control=control,
+                snapshot_interval_s=launch.snapshot_interval_s,
+            )
+        finally:
+            watcher.stop()
     except AgentConfigError as exc:
-        return _finish_without_running(run, AgentRun.Status.HARNESS_ERROR, str(exc))
-    finally:
-        capacity.release(key)
-    return _record_outcome(run, outcome)
+        return _finish_without_running(run, AgentRun.Status.HARNESS_ERROR, str(exc), token=token)
+    return _record_outcome(run, outcome, token)
 
 
 class _CancelWatcher:
-    """Turns a cancel request stored on the run into the harness's cancel event, and
-    records heartbeats; polls the database once a second from its own thread."""
+    """Turns a cancel request stored on the run, or the loss of its claim (its host was
+    taken for down and the run handed over), into the harness's cancel event, and records
+    heartbeats while the claim holds; polls the database once a second from its own
+    thread."""
 
-    def __init__(self, run_id: int, cancel: threading.Event):
-        self.run_id, self.cancel = run_id, cancel
+    def __init__(self, run_id: int, token: str, cancel: threading.Event):
+        self.run_id, self.token, self.cancel = run_id, token, cancel
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
@@ -325,14 +360,20 @@ class _CancelWatcher:
 
         try:
             while not self._stop.wait(1.0):
-                if AgentRun.objects.filter(pk=self.run_id, cancel_requested=True).exists():
+                if (
+                    AgentRun.objects.filter(pk=self.run_id)
+                    .filter(Q(cancel_requested=True) | ~Q(claimed_by=self.token))
+                    .exists()
+                ):
                     self.cancel.set()
                     return
         finally:
             close_old_connections()
 
     def heartbeat(self):
-        AgentRun.objects.filter(pk=self.run_id).update(heartbeat_at=timezone.now())
+        AgentRun.objects.filter(pk=self.run_id, claimed_by=self.token).update(
+            heartbeat_at=timezone.now()
+        )
 
     def stop(self):
         self._stop.set()
@@ -340,22 +381,30 @@ class _CancelWatcher:
 
 
 def _finish_without_running(
-    run: AgentRun, status: str, message: str, *, grade: bool = True
+    run: AgentRun, status: str, message: str, *, token: str | None = None, grade: bool = True
 ) -> AgentRun:
-    """End a run the harness never started. ``grade``: hand it to grading as "no
-    submission" (it counts, as 0); False for a refusal that is not the agent's doing."""
-    AgentRun.objects.filter(pk=run.pk).update(
-        status=status, message=message, finished_at=timezone.now()
+    """End a run the harness never started (while ``token`` holds it, when given).
+    ``grade``: hand it to grading as "no submission" (it counts, as 0); False for a
+    refusal that is not the agent's doing."""
+    rows = (
+        AgentRun.objects.filter(pk=run.pk)
+        if token is None
+        else holding(AgentRun, run.pk, token, AgentRun.Status.RUNNING)
     )
+    if not rows.update(status=status, message=message, finished_at=timezone.now()):
+        run.refresh_from_db()
+        return run
     if grade:
         _hand_to_grading(run, submission=None)
     run.refresh_from_db()
     return run
 
 
-def _record_outcome(run: AgentRun, outcome) -> AgentRun:
+def _record_outcome(run: AgentRun, outcome, token: str) -> AgentRun:
+    """Store the outcome while the claim holds (a run handed over meanwhile belongs to
+    another host's attempt: this one's outcome is dropped)."""
     with transaction.atomic():
-        AgentRun.objects.filter(pk=run.pk).update(
+        recorded = holding(AgentRun, run.pk, token, AgentRun.Status.RUNNING).update(
             status=outcome.outcome.value,
             message=outcome.message,
             detail=outcome.detail,
@@ -366,7 +415,12 @@ def _record_outcome(run: AgentRun, outcome) -> AgentRun:
             validation_counts=outcome.validation_counts,
             finished_at=timezone.now(),
         )
-        _hand_to_grading(run, submission=outcome.submission_path)
+        if recorded:
+            _hand_to_grading(run, submission=outcome.submission_path)
+    if not recorded:
+        log.warning("run %s was handed over while it ran here: its outcome is dropped", run.pk)
+        run.refresh_from_db()
+        return run
     _grade_snapshots(run, outcome.snapshots)
     run.refresh_from_db()
     return run
@@ -439,20 +493,40 @@ def agent_run_end_silent(run_id: int, cutoff) -> bool:
     """End a run whose heartbeat stopped before ``cutoff`` (its worker or container is
     gone): recorded as a harness error, its container removed, its (missing) submission
     handed to grading so the experiment counts it. True when this call ended it."""
-    ended = AgentRun.objects.filter(
-        pk=run_id, status=AgentRun.Status.RUNNING, heartbeat_at__lt=cutoff
-    ).update(
+    return _end_running(
+        run_id,
+        f"The run's heartbeat stopped for more than {settings.MLEBOARD_STALE_AFTER_S} s: "
+        "its worker or container is gone.",
+        heartbeat_at__lt=cutoff,
+    )
+
+
+def agent_run_end_on_lost_host(run_id: int, token: str, why: str, attempts: int) -> bool:
+    """End a started run whose host went down once its attempts are spent, like a silent
+    run (its container went with its host: the host's engine is not ours to reach)."""
+    return _end_running(
+        run_id,
+        f"Ended: {why} while it ran, after {attempts} attempts "
+        f"(MLEBOARD_MAX_ATTEMPTS={settings.MLEBOARD_MAX_ATTEMPTS}).",
+        remove_container=False,
+        claimed_by=token,
+    )
+
+
+def _end_running(run_id: int, message: str, *, remove_container: bool = True, **still) -> bool:
+    """A running run (still matching ``still``) ended as a harness error: its claim on its
+    host released, and its (missing) submission handed to grading."""
+    ended = AgentRun.objects.filter(pk=run_id, status=AgentRun.Status.RUNNING, **still).update(
         status=AgentRun.Status.HARNESS_ERROR,
-        message=(
-            f"The run's heartbeat stopped for more than {settings.MLEBOARD_STALE_AFTER_S} s: "
-            "its worker or container is gone."
-        ),
+        message=message,
         finished_at=timezone.now(),
         claimed_by="",
     )
     if ended:
+        capacity.release(run_id)
         run = AgentRun.objects.select_related("launch").get(pk=run_id)
-        _remove_leftover_container(run)
+        if remove_container:
+            _remove_leftover_container(run)
         with transaction.atomic():
             _hand_to_grading(run, submission=None)
     return bool(ended)

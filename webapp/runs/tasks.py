@@ -1,30 +1,45 @@
-"""The ``runs`` queue: one task per (competition, seed) agent run. Runs whose worker died
-are ended by the sweeper (``webapp.sweeper``) when their heartbeat stops."""
+"""The run queues, by resource class: ``runs.cpu`` and ``runs.gpu`` (a run asking for
+GPUs). A run host's worker consumes the classes it can serve, as many at once as it has
+run slots, so delivery places runs without bouncing them. Runs whose worker died are ended
+by the sweeper (``webapp.sweeper``) when their heartbeat stops, or handed over when their
+host stops beating (``webapp.runs.hosts``)."""
 
 import logging
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 
-from webapp.runs.services import RetryLater, agent_run_execute
+from webapp.runs.services import agent_run_execute
 from webapp.work import new_token
 
 log = logging.getLogger(__name__)
 
 
+def run_queue(agent_run_id) -> str:
+    """The queue of an agent run's resource class: ``runs.gpu`` when it asks for GPUs."""
+    from webapp.runs.hosts import queue_for
+    from webapp.runs.models import AgentRun
+
+    gpus = AgentRun.objects.filter(pk=agent_run_id).values_list("launch__gpus", flat=True).first()
+    return queue_for(gpus or 0)
+
+
+class AgentRunTask(Task):
+    def apply_async(self, args=None, kwargs=None, **options):
+        if args and "queue" not in options and not options.get("routing_key"):
+            options["queue"] = run_queue(args[0])
+        return super().apply_async(args, kwargs, **options)
+
+
 @shared_task(
     bind=True,
+    base=AgentRunTask,
     name="webapp.runs.tasks.execute_agent_run_task",
     acks_late=True,
     reject_on_worker_lost=True,
-    max_retries=None,
 )
 def execute_agent_run_task(self, agent_run_id: int) -> None:
-    try:
-        agent_run_execute(agent_run_id, token=self.request.id or new_token())
-    except RetryLater as exc:
-        # The host is full: try again shortly (no limit: the run waits its turn).
-        raise self.retry(exc=exc, countdown=settings.MLEBOARD_RUN_RETRY_S) from None
+    agent_run_execute(agent_run_id, token=self.request.id or new_token())
 
 
 @shared_task(name="webapp.runs.tasks.reap_containers_task")

@@ -1,8 +1,10 @@
-"""Agent-run pages: launch form, a launch's live status with log tails, cancel."""
+"""Agent-run pages: launch form, a launch's live status with log tails, cancel; the run
+hosts (staff)."""
 
 from django import forms
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -10,13 +12,15 @@ from django.views.decorators.http import require_POST
 
 from benchmark.splits import SPLIT_SLUGS, split_choices
 from runner.spec import MAX_GPUS
-from webapp.runs import selectors
+from webapp.runs import hosts, selectors
+from webapp.runs.models import RunHost
 from webapp.runs.services import (
     LaunchRefused,
     agent_run_cancel,
     launch_create_from_input,
     site_agents,
 )
+from webapp.work import heartbeat_interval
 
 PAPER_CPUS, PAPER_MEMORY_GIB, PAPER_GPUS = 36, 440, 1
 
@@ -61,12 +65,34 @@ class LaunchForm(forms.Form):
 
 
 def host_resources() -> dict:
-    """What this site's worker host may hand out to agent runs (MLEBOARD_HOST_*)."""
+    """What the largest run host that is up may hand out to one agent run; with no host
+    registered yet, this machine's MLEBOARD_HOST_* (the host ``make run`` starts)."""
+    up = list(RunHost.objects.filter(state=RunHost.State.UP))
+    if up:
+        return {
+            "cpus": max(h.cpus for h in up),
+            "memory_gib": max(1, max(h.memory_bytes for h in up) // 1024**3),
+            "gpus": max(len(h.gpu_ids) for h in up),
+        }
     return {
         "cpus": settings.MLEBOARD_HOST_CPUS,
         "memory_gib": max(1, settings.MLEBOARD_HOST_MEMORY // 1024**3),
-        "gpus": len(settings.MLEBOARD_HOST_GPUS),
+        "gpus": len(settings.MLEBOARD_HOST_GPUS or []),
     }
+
+
+@staff_member_required
+def host_list(request):
+    """The run hosts: up or down, last heartbeat, capacity, free, runs held."""
+    return render(
+        request,
+        "runs/hosts.html",
+        {
+            "hosts": hosts.status(),
+            "stale_after_s": settings.MLEBOARD_STALE_AFTER_S,
+            "beat_every_s": heartbeat_interval(),
+        },
+    )
 
 
 @login_required
