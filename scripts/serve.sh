@@ -1,8 +1,8 @@
 #!/bin/sh
 # Start two Celery workers (real processes): one for grading (queues grading and default)
-# and one for agent runs (queue runs, as many at once as the host has run slots), so a
-# day-long agent run never delays grading; then beat and gunicorn. Stop them all when
-# gunicorn stops.
+# and one for agent runs (queues runs.cpu[,runs.gpu], as many at once as the host has run
+# slots), so a day-long agent run never delays grading; then beat and gunicorn. Stop them
+# all when gunicorn stops.
 set -eu
 BIN=${BIN:-.venv/bin}
 HOST=${HOST:-127.0.0.1}
@@ -19,7 +19,15 @@ fi
 "$BIN/celery" -A webapp worker -n grading@%h -Q grading,default \
     --concurrency "${WORKER_CONCURRENCY:-2}" --loglevel INFO --logfile "$LOG/worker-grading.log" &
 GRADING=$!
-"$BIN/celery" -A webapp worker -n runs@%h -Q runs \
+# This machine is a run host too: its runs worker registers it (MLEBOARD_HOST_*) and takes
+# the run classes it can serve: runs.cpu, and runs.gpu when it has GPUs (MLEBOARD_HOST_GPUS,
+# or any nvidia-smi lists when that is unset).
+RUN_QUEUES=runs.cpu
+if [ -n "${MLEBOARD_HOST_GPUS:-}" ] || { [ -z "${MLEBOARD_HOST_GPUS+set}" ] &&
+    command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; }; then
+    RUN_QUEUES=runs.cpu,runs.gpu
+fi
+"$BIN/celery" -A webapp worker -n runs@%h -Q "$RUN_QUEUES" \
     --concurrency "${MLEBOARD_RUN_SLOTS:-2}" --loglevel INFO --logfile "$LOG/worker-runs.log" &
 RUNS=$!
 "$BIN/celery" -A webapp beat --loglevel INFO --logfile "$LOG/beat.log" \

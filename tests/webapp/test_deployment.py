@@ -338,42 +338,74 @@ def option(argv: list[str], *names: str) -> str:
     raise AssertionError(f"no {names} in {argv}")
 
 
+RUN_QUEUES = set(settings.MLEBOARD_RUN_QUEUES.values())  # runs.cpu, runs.gpu
+
+
 def routed_queues() -> set[str]:
-    return {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()} | {
-        settings.CELERY_TASK_DEFAULT_QUEUE
-    }
+    return (
+        {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()}
+        | {settings.CELERY_TASK_DEFAULT_QUEUE}
+        | RUN_QUEUES
+    )
 
 
-def check_two_workers(commands: list[list[str]], run_slots: str) -> None:
+def check_two_workers(commands: list[list[str]], run_slots: str, run_queues: str) -> None:
     assert len(commands) == 2, commands
     by_name = {option(argv, "-n", "--hostname").split("@")[0]: argv for argv in commands}
     assert set(by_name) == {"grading", "runs"}
     grading, runs = by_name["grading"], by_name["runs"]
     assert option(grading, "-Q", "--queues").split(",") == ["grading", "default"]
-    assert option(runs, "-Q", "--queues").split(",") == ["runs"]
+    assert option(runs, "-Q", "--queues") == run_queues
     assert option(runs, "-c", "--concurrency") == run_slots
     # Every queue a task is routed to is consumed, each by one worker only.
-    assert set(option(grading, "-Q").split(",")) | {"runs"} == routed_queues()
+    assert set(option(grading, "-Q").split(",")) | RUN_QUEUES == routed_queues()
 
 
 def test_serve_script_starts_a_grading_worker_and_a_runs_worker():
     script = (REPO_ROOT / "scripts" / "serve.sh").read_text()
-    check_two_workers(worker_commands(script), run_slots="${MLEBOARD_RUN_SLOTS:-2}")
+    check_two_workers(
+        worker_commands(script), run_slots="${MLEBOARD_RUN_SLOTS:-2}", run_queues="$RUN_QUEUES"
+    )
+    # runs.cpu, and runs.gpu on a machine with GPUs.
+    assert "RUN_QUEUES=runs.cpu\n" in script and "RUN_QUEUES=runs.cpu,runs.gpu\n" in script
     assert re.search(r"celery\"?\s+-A\s+webapp\s+beat\b", script)
     if "MLEBOARD_RUN_SLOTS" not in os.environ:
         assert settings.MLEBOARD_RUN_SLOTS == 2  # the script's default is the settings'
 
 
 def test_compose_runs_a_grading_worker_and_a_runs_worker():
-    services = yaml.safe_load((REPO_ROOT / "compose.yaml").read_text())["services"]
+    all_services = yaml.safe_load((REPO_ROOT / "compose.yaml").read_text())["services"]
+    # The site's own services; run hosts of other machines are behind profiles.
+    services = {k: s for k, s in all_services.items() if not s.get("profiles")}
     commands = [
         shlex.split(s["command"]) for s in services.values() if " worker " in s.get("command", "")
     ]
-    check_two_workers(commands, run_slots="${MLEBOARD_RUN_SLOTS:-2}")
+    check_two_workers(
+        commands,
+        run_slots="${MLEBOARD_RUN_SLOTS:-2}",
+        run_queues="${MLEBOARD_RUN_QUEUES:-runs.cpu}",
+    )
     assert any(" beat " in s.get("command", "") for s in services.values())
-    for service in services.values():
+    for service in all_services.values():
         if "worker" in service.get("command", ""):
             assert "MLEBOARD_RUN_SLOTS" in service["environment"]
+    # Joining a run host: one service per profile, with the engine's socket.
+    for name, queues in (("runhost", "runs.cpu"), ("runhost-gpu", "runs.cpu,runs.gpu")):
+        host = all_services[name]
+        assert host["profiles"] == [name]
+        argv = shlex.split(host["command"])
+        assert argv[:2] == ["sh", "-c"] and f" -Q {queues} " in argv[2]
+        # Refuses to start without the site's database, broker and a host name.
+        for variable in ("DATABASE_URL", "CELERY_BROKER_URL", "MLEBOARD_HOST_NAME"):
+            assert f"${{{variable}:?" in argv[2]
+        assert "/var/run/docker.sock:/var/run/docker.sock" in host["volumes"]
+        assert "MLEBOARD_HOST_NAME" in host["environment"] and "depends_on" not in host
+    assert all_services["runhost-gpu"]["runtime"] == "nvidia"
+    # Compose interpolates every service before it applies profiles: nothing a run host
+    # alone needs may be required (`:?`) for the site's own `docker compose up`.
+    for name in ("runhost", "runhost-gpu"):
+        env = all_services[name]["environment"]
+        assert all(":?" not in str(v) for k, v in env.items() if k != "SECRET_KEY")
 
 
 def _free_port() -> int:
@@ -433,7 +465,7 @@ def test_serve_script_really_starts_both_workers(tmp_path):
             assert re.search(rf"{name}@\S+ ready\.", path.read_text())
         # One command line per worker (its pool's children share it).
         workers = {tuple(a) for a in _group_command_lines(proc.pid) if "worker" in a}
-        check_two_workers([list(argv) for argv in workers], run_slots="3")
+        check_two_workers([list(argv) for argv in workers], run_slots="3", run_queues="runs.cpu")
     finally:
         _stop_group(proc.pid)
         proc.wait(timeout=30)
