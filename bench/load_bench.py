@@ -1,0 +1,419 @@
+"""The site under a crowd: gunicorn as deployed (``compose.yaml``: 3 sync workers) on a
+database filled like ``explorer_bench.py`` (200 experiments x 75 competitions x N seeds of
+MLE-bench grading reports, published), and 50 concurrent clients (asyncio, raw HTTP/1.1
+on sockets, keep-alive when the server allows it) asking for
+
+  (a) a static file (whitenoise), the ceiling of this server on this machine,
+  (b) the leaderboard ``/`` and ``/api/leaderboard/``,
+  (c) a mix: leaderboard, experiment pages and their API, competition pages and list,
+      compare pages of 2 and 4 experiments.
+
+Each scenario runs ``--warmup`` seconds, then is measured for ``--seconds``: requests/s,
+p50 and p99 latency (from sending the request to the last byte of the body, connecting
+included), and errors (a status >= 400 or a broken connection). It runs once per page
+cache configuration: ``off`` (``MLEBOARD_PAGE_CACHE=0``), ``redis`` (pages in Redis, as
+compose runs it) and ``memory`` (each worker's memory, as ``make run`` runs it).
+
+    DATABASE_URL=postgresql://postgres@127.0.0.1:5432/mleboard_load \\
+        .venv/bin/python bench/load_bench.py [--seeds 5] [--configs off,redis,memory]
+        [--redis-url redis://127.0.0.1:6379/11] [--clients 50] [--seconds 15]
+
+The database named by DATABASE_URL is dropped and created (never ``mleboard``); without
+DATABASE_URL a fresh SQLite file is used. Every process started is stopped on exit.
+"""
+
+import argparse
+import asyncio
+import itertools
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+TARGETS = "(b) >= half of (a), p99 < 200 ms, 0 errors; (c) p99 < 300 ms"
+
+
+def refuse_default_database(url: str) -> None:
+    name = urlsplit(url).path.lstrip("/")
+    if name in ("", "mleboard"):
+        raise SystemExit(f"use a database of the bench's own, not {name or 'the default'!r}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def manage(env: dict, *argv: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *argv],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode:
+        raise SystemExit(f"manage.py {' '.join(argv)} failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+def fill(env: dict, work: Path, experiments: int, seeds: int) -> None:
+    """The explorer bench's data: published experiments of imported reports, and a human
+    leaderboard on a few competitions so their pages draw it."""
+    from tests.webapp.factories import write_runs_folder
+
+    manage(env, "migrate", "--noinput", "-v0")
+    manage(env, "load_catalogue", "-v0")
+    manage(env, "collectstatic", "--noinput", "-v0")
+    started = time.perf_counter()
+    runs = write_runs_folder(
+        work / "runs", {f"agent-{i:03d}": seeds for i in range(experiments)}, split="all", seed=1
+    )
+    manage(
+        env,
+        "import_grading_reports",
+        str(runs),
+        "--experiments",
+        str(runs / "run_group_experiments.csv"),
+        "--publish",
+    )
+    print(
+        f"filled: {experiments} experiments x 75 competitions x {seeds} seeds "
+        f"in {time.perf_counter() - started:.0f} s",
+        flush=True,
+    )
+    for slug in COMPETITIONS[:5]:
+        board = work / f"{slug}-leaderboard.csv"
+        rows = [f"{round(0.95 - i * 0.0004, 5)},team{i}" for i in range(1500)]
+        board.write_text("score,teamName\n" + "\n".join(rows) + "\n")
+        manage(env, "import_leaderboard", slug, str(board))
+
+
+COMPETITIONS = [
+    "spaceship-titanic",
+    "aerial-cactus-identification",
+    "jigsaw-toxic-comment-classification-challenge",
+    "random-acts-of-pizza",
+    "text-normalization-challenge-english-language",
+    "tabular-playground-series-may-2022",
+    "siim-isic-melanoma-classification",
+    "leaf-classification",
+    "nomad2018-predict-transparent-conductors",
+    "plant-pathology-2020-fgvc7",
+    "detecting-insults-in-social-commentary",
+    "denoising-dirty-documents",
+    "dog-breed-identification",
+    "dogs-vs-cats-redux-kernels-edition",
+    "histopathologic-cancer-detection",
+    "mlsp-2013-birds",
+    "new-york-city-taxi-fare-prediction",
+    "spooky-author-identification",
+    "tabular-playground-series-dec-2021",
+    "the-icml-2013-whale-challenge-right-whale-redux",
+]
+
+
+def scenarios(experiment_ids: list[int], static_path: str) -> dict[str, list[str]]:
+    rng = random.Random(0)
+    ids = experiment_ids[:40]
+    mix = []
+    for _ in range(1000):
+        roll = rng.random()
+        if roll < 0.20:
+            mix.append(rng.choice(["/", "/api/leaderboard/", "/?clean=1"]))
+        elif roll < 0.40:
+            mix.append(f"/experiments/{rng.choice(ids)}/")
+        elif roll < 0.50:
+            mix.append(f"/api/experiments/{rng.choice(ids)}/")
+        elif roll < 0.70:
+            mix.append(f"/competitions/{rng.choice(COMPETITIONS)}/")
+        elif roll < 0.75:
+            mix.append(rng.choice(["/competitions/", "/api/competitions/"]))
+        elif roll < 0.90:
+            a, b = rng.sample(ids[:20], 2)
+            mix.append(f"/compare/?experiments={a},{b}")
+        else:
+            chosen = rng.sample(ids[:20], 4)
+            mix.append(f"/compare/?experiments={','.join(map(str, chosen))}")
+    return {
+        "(a) static file": [static_path],
+        "(b) / and /api/leaderboard/": ["/", "/api/leaderboard/"],
+        "(c) mix": mix,
+    }
+
+
+# --- The client -------------------------------------------------------------------------
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.errors = 0
+        self.statuses: dict[int, int] = {}
+        self.recording = False
+
+
+async def fetch(reader, writer, host: str, path: str) -> tuple[int, bool]:
+    """One GET on an open connection; returns (status, server closes the connection)."""
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: */*\r\n\r\n".encode())
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ", 2)[1])
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    if "content-length" in headers:
+        await reader.readexactly(int(headers["content-length"]))
+    elif headers.get("transfer-encoding", "").lower() == "chunked":
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            await reader.readexactly(size + 2)
+            if size == 0:
+                break
+    else:
+        await reader.read()
+        return status, True
+    return status, headers.get("connection", "").lower() == "close"
+
+
+async def client(port: int, paths, stop_at: float, tally: Tally) -> None:
+    host = f"127.0.0.1:{port}"
+    reader = writer = None
+    while time.perf_counter() < stop_at:
+        path = next(paths, None)
+        if path is None:
+            break
+        started = time.perf_counter()
+        try:
+            if writer is None:
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            status, close = await asyncio.wait_for(fetch(reader, writer, host, path), 60)
+        except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError):
+            if tally.recording:
+                tally.errors += 1
+            if writer is not None:
+                writer.close()
+            reader = writer = None
+            continue
+        if tally.recording:
+            tally.latencies.append(time.perf_counter() - started)
+            tally.statuses[status] = tally.statuses.get(status, 0) + 1
+            if status >= 400:
+                tally.errors += 1
+        if close:
+            writer.close()
+            reader = writer = None
+    if writer is not None:
+        writer.close()
+
+
+async def warm(port: int, paths: list[str], times: int) -> None:
+    """Every distinct address ``times`` times, ``times`` at once: with the cache on, each
+    worker's memory (or Redis) holds every page before the measure."""
+    queue = [p for p in dict.fromkeys(paths) for _ in range(times)]
+    tally = Tally()
+
+    async def worker() -> None:
+        while queue:
+            await client(port, iter([queue.pop()]), float("inf"), tally)
+
+    await asyncio.gather(*(worker() for _ in range(times)))
+
+
+async def load(port: int, paths: list[str], clients: int, warmup: float, seconds: float) -> dict:
+    tally = Tally()
+    rng = random.Random(1)
+    start = time.perf_counter()
+    stop_at = start + warmup + seconds
+
+    def paths_for(i: int):
+        offset = rng.randrange(len(paths))
+        return itertools.cycle(paths[offset:] + paths[:offset])
+
+    tasks = [
+        asyncio.create_task(client(port, paths_for(i), stop_at, tally)) for i in range(clients)
+    ]
+    await asyncio.sleep(warmup)
+    tally.recording = True
+    measured_from = time.perf_counter()
+    await asyncio.gather(*tasks)
+    elapsed = time.perf_counter() - measured_from
+    latencies = sorted(tally.latencies)
+    n = len(latencies)
+
+    def pct(p: float) -> float:
+        return 1000 * latencies[min(n - 1, int(p * n))] if n else float("nan")
+
+    return {
+        "requests": n,
+        "rps": n / elapsed,
+        "p50": pct(0.50),
+        "p99": pct(0.99),
+        "errors": tally.errors,
+        "statuses": tally.statuses,
+    }
+
+
+# --- The server -------------------------------------------------------------------------
+
+
+def start_gunicorn(env: dict, port: int, workers: int, log_path: Path) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "webapp.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--timeout",
+            "120",
+            "--backlog",
+            "2048",
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=open(log_path, "ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"gunicorn exited:\n{log_path.read_text()[-3000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return proc
+        except OSError:
+            time.sleep(0.2)
+    stop(proc)
+    raise SystemExit("gunicorn did not start in 60 s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def experiment_ids(port: int) -> list[int]:
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/experiments/", timeout=60) as r:
+        return sorted(e["id"] for e in json.load(r) if e["name"].startswith("agent-"))
+
+
+def static_path(var_dir: Path) -> str:
+    css = var_dir / "staticfiles" / "css" / "site.css"
+    if not css.is_file():
+        raise SystemExit(f"collectstatic wrote no {css}")
+    return "/static/css/site.css"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--experiments", type=int, default=200)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--warmup", type=float, default=3)
+    parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--configs", default="off,redis,memory")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/11")
+    args = parser.parse_args()
+    # A TERM stops the bench through its finally clauses, so gunicorn goes with it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    work = Path(tempfile.mkdtemp(prefix="mleboard-load-"))
+    var_dir = work / "var"
+    env = {
+        **os.environ,
+        "MLEBOARD_VAR_DIR": str(var_dir),
+        "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-key"),
+        "DJANGO_SETTINGS_MODULE": "webapp.settings",
+        "PYTHONPATH": str(ROOT),
+    }
+    env.pop("CACHE_URL", None)
+    env.pop("MLEBOARD_CACHE_URL", None)
+    database = os.environ.get("DATABASE_URL", "")
+    if database:
+        from drill import recreate_pg_database
+
+        refuse_default_database(database)
+        recreate_pg_database(database)
+    print(f"database: {database or 'SQLite under ' + str(var_dir)}; {os.cpu_count()} CPUs")
+    fill(env, work, args.experiments, args.seeds)
+
+    results: dict[str, dict[str, dict]] = {}
+    for config in args.configs.split(","):
+        config_env = dict(env)
+        if config == "off":
+            config_env["MLEBOARD_PAGE_CACHE"] = "0"
+        elif config == "redis":
+            config_env["MLEBOARD_PAGE_CACHE"] = "1"
+            config_env["MLEBOARD_CACHE_URL"] = args.redis_url
+            import redis
+
+            redis.Redis.from_url(args.redis_url).flushdb()
+        elif config == "memory":
+            config_env["MLEBOARD_PAGE_CACHE"] = "1"
+        else:
+            raise SystemExit(f"unknown config {config!r}: off, redis or memory")
+        port = free_port()
+        proc = start_gunicorn(config_env, port, args.workers, work / f"gunicorn-{config}.log")
+        try:
+            ids = experiment_ids(port)
+            results[config] = {}
+            for name, paths in scenarios(ids, static_path(var_dir)).items():
+                if config != "off":
+                    started = time.perf_counter()
+                    asyncio.run(warm(port, paths, args.workers))
+                    print(f"[{config:6}] warmed {name} in {time.perf_counter() - started:.0f} s")
+                result = asyncio.run(load(port, paths, args.clients, args.warmup, args.seconds))
+                results[config][name] = result
+                print(
+                    f"[{config:6}] {name:30} {result['rps']:8.0f} req/s  p50 {result['p50']:7.1f} ms"
+                    f"  p99 {result['p99']:7.1f} ms  errors {result['errors']}",
+                    flush=True,
+                )
+        finally:
+            stop(proc)
+
+    print(
+        f"\n{args.clients} clients, gunicorn {args.workers} sync workers, {os.cpu_count()} CPUs, "
+        f"{args.experiments} x 75 x {args.seeds} reports; targets: {TARGETS}"
+    )
+    print(
+        f"{'cache':7} {'scenario':30} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'/(a)':>6}"
+    )
+    for config, by_scenario in results.items():
+        static = by_scenario["(a) static file"]["rps"]
+        for name, r in by_scenario.items():
+            print(
+                f"{config:7} {name:30} {r['rps']:8.0f} {r['p50']:8.1f} {r['p99']:8.1f} "
+                f"{r['errors']:7d} {r['rps'] / static:6.2f}"
+            )
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
