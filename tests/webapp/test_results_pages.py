@@ -202,7 +202,8 @@ def test_leaderboard_has_one_agent_cell_and_folds_the_flags(client, imported):
     html = client.get(reverse("home")).content.decode()
     head = re.search(r"<thead>.*?</thead>", html, re.S).group(0)
     headers = [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<th[^>]*>.*?</th>", head)]
-    assert headers[:3] == ["", "#", "Agent"] and headers[-3:] == ["Seeds", "Run", "Conditions"]
+    assert headers[:3] == ["", "#", "Agent"]
+    assert headers[-4:] == ["Seeds", "Run", "Conditions", "Integrity"]
     for gone in ("Experiment", "Hours", "Hardware", "Date", "Net", "Test fb", "Leak", "Reports"):
         assert gone not in headers
     rows = {

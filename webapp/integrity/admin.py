@@ -89,9 +89,11 @@ class ReferenceCorpusAdmin(admin.ModelAdmin):
             "checked against it.",
         )
 
+    def get_inlines(self, request, obj):
+        return self.inlines if obj is not None else []
+
     def save_related(self, request, form, formsets, change):
-        if change:
-            super().save_related(request, form, formsets, change)
+        pass  # the files were stored with the corpus; nothing else to save
 
     def has_change_permission(self, request, obj=None):
         return obj is None and super().has_change_permission(request, obj)

@@ -21,14 +21,14 @@ TRI_STATE_FILTERS = ("internet_access", "test_feedback", "source_available", "kn
 # The integrity filter (``webapp.integrity``'s counts on each experiment's figures): its
 # value -> (label, the condition on the experiment).
 INTEGRITY_FILTERS = {
-    "checked": ("some runs checked", Q(aggregate__runs_checked__gt=0)),
+    "checked": ("checked", Q(aggregate__runs_checked__gt=0)),
     "clean": (
-        "checked, nothing flagged or disqualified",
+        "clean (none flagged)",
         Q(aggregate__runs_checked__gt=0, aggregate__runs_flagged=0, aggregate__runs_disqualified=0),
     ),
-    "flagged": ("runs flagged for review", Q(aggregate__runs_flagged__gt=0)),
-    "disqualified": ("runs disqualified", Q(aggregate__runs_disqualified__gt=0)),
-    "unchecked": ("no run checked", Q(aggregate__isnull=True) | Q(aggregate__runs_checked=0)),
+    "flagged": ("flagged", Q(aggregate__runs_flagged__gt=0)),
+    "disqualified": ("disqualified", Q(aggregate__runs_disqualified__gt=0)),
+    "unchecked": ("not checked", Q(aggregate__isnull=True) | Q(aggregate__runs_checked=0)),
 }
 
 

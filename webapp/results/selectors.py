@@ -204,6 +204,7 @@ def competition_rows(experiment: Experiment) -> list[dict]:
             "error",
             "is_lower_better",
             "run_id",
+            "run__integrity__status",
         )
     )
     competition_url = url_for_each("competition-detail")
@@ -227,6 +228,7 @@ def competition_rows(experiment: Experiment) -> list[dict]:
         error,
         lower,
         run_id,
+        integrity,
     ) in rows:
         gap = medal_gap(score, m, g, lower)
         if valid:
@@ -243,6 +245,8 @@ def competition_rows(experiment: Experiment) -> list[dict]:
                 "score": _num(score),
                 "medal": "gold" if gold else "silver" if silver else "bronze" if bronze else "",
                 "above_median": above,
+                # Integrity: "flagged" or "disqualified" (its medal then counts as none).
+                "integrity": integrity if integrity in ("flagged", "disqualified") else "",
                 "gap": _num(gap, 2),
                 "gap_sort": -999 if gap is None else gap,
                 "thresholds": [_num(t) for t in (g, sv, b, m)],

@@ -4,30 +4,32 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('results', '0005_review_queue_wording'),
+        ("results", "0005_review_queue_wording"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='experiment',
-            name='obfuscated_descriptions',
-            field=models.BooleanField(default=False, help_text="Run on MLE-bench's obfuscated descriptions (no Kaggle identity), as the paper's test of whether scores come from recognising the competition."),
+            model_name="experiment",
+            name="obfuscated_descriptions",
+            field=models.BooleanField(
+                default=False,
+                help_text="Run on MLE-bench's obfuscated descriptions (no Kaggle identity), as the paper's test of whether scores come from recognising the competition.",
+            ),
         ),
         migrations.AddField(
-            model_name='experimentaggregate',
-            name='runs_checked',
+            model_name="experimentaggregate",
+            name="runs_checked",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='experimentaggregate',
-            name='runs_disqualified',
+            model_name="experimentaggregate",
+            name="runs_disqualified",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='experimentaggregate',
-            name='runs_flagged',
+            model_name="experimentaggregate",
+            name="runs_flagged",
             field=models.PositiveIntegerField(default=0),
         ),
     ]
