@@ -7,7 +7,7 @@ import os
 import resource
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_ready, worker_shutdown
+from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
@@ -37,6 +37,15 @@ def _run_queues(consumer) -> list[str]:
     except AttributeError:
         return []
     return sorted(n for n in names if n.startswith("runs."))
+
+
+@worker_init.connect
+def new_boot(**kwargs) -> None:
+    """This start of the worker is a new boot of its host, known to its pool's processes
+    (forked later) before the host registers it: their claims are this boot's."""
+    import uuid
+
+    os.environ["MLEBOARD_HOST_BOOT"] = uuid.uuid4().hex
 
 
 @worker_ready.connect

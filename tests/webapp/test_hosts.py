@@ -273,6 +273,22 @@ def test_a_worker_that_restarts_hands_over_its_earlier_boot(settings):
 
 
 @pytest.mark.django_db
+def test_a_claim_made_before_its_worker_registers_belongs_to_the_new_boot(settings, monkeypatch):
+    """A worker's pool may take a run before the worker has registered its new boot: that
+    claim is the new boot's (the worker's MLEBOARD_HOST_BOOT), not handed over."""
+    settings.MLEBOARD_HOST_NAME = "early"
+    settings.MLEBOARD_HOST_GPUS = []
+    make_host("early", gpus=(), boot="the-last-boot")
+    monkeypatch.setenv("MLEBOARD_HOST_BOOT", "this-boot")
+    (run,) = make_runs(1)
+    assert capacity.reserve("early", run.pk, "t", cpus=1, memory=0, gpus=0)
+    _running(run, "t", 1, beat_age_s=0)
+    assert hosts.register(queues=["runs.cpu"], slots=1).boot == "this-boot"
+    run.refresh_from_db()
+    assert run.status == AgentRun.Status.RUNNING and HostClaim.objects.get().boot == "this-boot"
+
+
+@pytest.mark.django_db
 def test_runs_are_routed_by_what_they_need():
     from webapp.runs.tasks import run_queue
 

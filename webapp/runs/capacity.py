@@ -7,11 +7,17 @@ beating loses its claims (the sweeper, ``webapp.runs.hosts``)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
 from webapp.runs.models import HostClaim, RunHost
+
+
+def current_boot() -> str:
+    """The boot of this worker (set when it starts, ``webapp.celery``); empty outside one."""
+    return os.environ.get("MLEBOARD_HOST_BOOT", "")
 
 
 class CapacityError(ValueError):
@@ -91,11 +97,12 @@ def reserve(
         host = RunHost.objects.select_for_update().get(name=host_name)
         resources = resources_of(host)
         check_fits_host(resources, cpus, memory, gpus)
+        boot = current_boot() or host.boot
         held = HostClaim.objects.filter(agent_run_id=run_id).first()
         if held is not None:
             if held.host_id == host.pk and held.token == token:
-                if held.boot != host.boot:
-                    HostClaim.objects.filter(pk=held.pk).update(boot=host.boot)
+                if held.boot != boot:
+                    HostClaim.objects.filter(pk=held.pk).update(boot=boot)
                 return Reservation(
                     run_id, host.name, held.cpus, held.memory_bytes, tuple(held.gpu_ids)
                 )
@@ -117,7 +124,7 @@ def reserve(
                     host=host,
                     agent_run_id=run_id,
                     token=token,
-                    boot=host.boot,
+                    boot=boot,
                     cpus=want_cpus,
                     memory_bytes=want_memory,
                     gpu_ids=list(chosen),

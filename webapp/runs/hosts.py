@@ -119,15 +119,16 @@ def _capacity_fields() -> dict:
 
 
 def register(queues: list[str] | None = None, slots: int | None = None) -> RunHost:
-    """Register this host for a new boot of its worker (up, with a fresh heartbeat). The
-    claims of its earlier boots are handed over at once: their processes are gone."""
+    """Register this host for a new boot of its worker (up, with a fresh heartbeat): the
+    worker's own (``MLEBOARD_HOST_BOOT``), else a new one. The claims of its earlier
+    boots are handed over at once: their processes are gone."""
     now = timezone.now()
     defaults = {
         **_capacity_fields(),
         "engine": engine(),
         "queues": list(queues if queues is not None else run_queues()),
         "slots": slots if slots is not None else settings.MLEBOARD_RUN_SLOTS,
-        "boot": uuid.uuid4().hex,
+        "boot": capacity.current_boot() or uuid.uuid4().hex,
         "state": RunHost.State.UP,
         "started_at": now,
         "heartbeat_at": now,
@@ -163,7 +164,7 @@ def this_host() -> RunHost:
                 "engine": engine(),
                 "queues": run_queues(),
                 "slots": settings.MLEBOARD_RUN_SLOTS,
-                "boot": uuid.uuid4().hex,
+                "boot": capacity.current_boot() or uuid.uuid4().hex,
                 "started_at": now,
                 "heartbeat_at": now,
             },
