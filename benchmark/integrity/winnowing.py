@@ -443,7 +443,10 @@ class CorpusMatch:
         }
 
 
+@lru_cache(maxsize=2048)
 def _fingerprint_named(name: str, text: str, language: str | None) -> Fingerprints | None:
+    """A file's fingerprints, kept for the next comparison: a site checks every run of a
+    competition against the same references (and other runs), which never change."""
     language = language or language_of(name)
     if language is None:
         return None
