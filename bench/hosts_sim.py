@@ -316,19 +316,35 @@ def main(argv: list[str] | None = None) -> int:
         sampler.start()
         owner = User.objects.create_user("sim")
         launched = time.monotonic()
-        for seeds, gpus in ((args.cpu_seeds, 0), (args.gpu_seeds, 1)):
-            if seeds:
-                launch_create(
-                    owner=owner,
-                    agent_name="dummy",
-                    competitions=competitions,
-                    seeds=seeds,
-                    cpus=1,
-                    memory_bytes=GiB,
-                    gpus=gpus,
-                    time_limit_s=args.time_limit,
-                )
-        log(f"launched {AgentRun.objects.count()} runs")
+        launch_error: list[BaseException] = []
+
+        def launch_all() -> None:
+            # In a thread: sending 225 tasks takes a while (on SQLite especially), and
+            # the hosts start on them meanwhile; the sweeps and the kill go on here.
+            from django.db import connection
+
+            try:
+                for seeds, gpus in ((args.cpu_seeds, 0), (args.gpu_seeds, 1)):
+                    if seeds:
+                        launch_create(
+                            owner=owner,
+                            agent_name="dummy",
+                            competitions=competitions,
+                            seeds=seeds,
+                            cpus=1,
+                            memory_bytes=GiB,
+                            gpus=gpus,
+                            time_limit_s=args.time_limit,
+                        )
+                log(f"launched {AgentRun.objects.count()} runs")
+            except BaseException as exc:
+                launch_error.append(exc)
+                raise
+            finally:
+                connection.close()
+
+        launcher = threading.Thread(target=launch_all, daemon=True)
+        launcher.start()
         next_sweep = time.monotonic()
         last_report = 0.0
         while True:
@@ -363,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"  SIGKILLed host {args.kill} (its whole process group) holding "
                     f"{len(held_when_killed)} running runs"
                 )
+            if launch_error:
+                raise SystemExit(f"launching failed: {launch_error[0]!r}")
             if ended >= total:
                 break
             if now - launched > args.deadline:
