@@ -78,7 +78,12 @@ def integrity_of(ref: RunRef) -> dict | None:
         return None
     check = RunCheck.objects.filter(run_id=ref.run.pk).first()
     if check is None:
-        return {"status": RunCheck.Status.NOT_CHECKED, "label": "not checked", "reasons": []}
+        return {
+            "status": RunCheck.Status.NOT_CHECKED,
+            "label": "not checked",
+            "reasons": [],
+            "note": "no check has run on it (runs are checked after they are graded here)",
+        }
     return {
         "status": check.status,
         "label": check.get_status_display(),
