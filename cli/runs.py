@@ -40,7 +40,7 @@ def _add_run(subparsers) -> None:
         ),
     )
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--agent", help="a shipped agent (dummy, baseline, aide)")
+    which.add_argument("--agent", help="a shipped agent (dummy, baseline, aide, openhands)")
     which.add_argument("--agent-dir", type=Path, help="an agent folder (agent.yaml, Dockerfile)")
     parser.add_argument("--competition", required=True, help="competition id")
     parser.add_argument("--data-dir", required=True, type=Path, help="MLE-bench prepared data root")
@@ -152,7 +152,7 @@ def _add_images(subparsers) -> None:
             "Build mleboard's base image (a Debian root filesystem with Python 3, numpy, pandas "
             "and scikit-learn, made by debootstrap and imported into the engine; needs root) and "
             "the agents' images FROM it. Tags are content hashes: what exists is not rebuilt. "
-            "An agent that pins wheels (aide) gets them downloaded once into the "
+            "An agent that pins wheels (aide, openhands) gets them downloaded once into the "
             "wheelhouse on this host ($MLEBOARD_WHEELHOUSE, default ~/.cache/mleboard/wheelhouse) "
             "and builds with no network. Default: the shipped agents whose build needs no "
             "network (all of them)."

@@ -52,7 +52,7 @@ Progress = Callable[[str], None]
 # The agents' wheelhouse on the host, and the interpreter the base image has (Debian
 # bookworm: CPython 3.11, glibc 2.36).
 WHEELHOUSE_ENV = "MLEBOARD_WHEELHOUSE"
-IMAGE_PYTHON = "3.11"
+IMAGE_PYTHON = "3.11.2"  # Debian bookworm's: Requires-Python is checked against it
 IMAGE_ABI = "cp311"
 # glibc 2.36 runs every older manylinux wheel; pip wants each tag named.
 IMAGE_PLATFORMS = (
@@ -146,11 +146,28 @@ def _pip_wheel(pin: str, target: Path) -> subprocess.CompletedProcess:
         "--quiet",
         "--disable-pip-version-check",
         "--no-deps",
+        "--no-binary=:all:",
         "--wheel-dir",
         str(target),
         pin,
     ]
     return subprocess.run(command, capture_output=True, text=True)
+
+
+def _build_pure_wheel(pin: str, target: Path, agent: AgentDefinition) -> None:
+    """A wheel for ``pin`` built from its sdist by the host's pip; it must be pure Python."""
+    before = set(target.glob("*.whl"))
+    built = _pip_wheel(pin, target)
+    made = set(target.glob("*.whl")) - before
+    if built.returncode != 0 or not made:
+        tail = (built.stdout + built.stderr)[-1500:]
+        raise HarnessError(f"no wheel for {pin} ({agent.name}'s {agent.wheels}):\n{tail}")
+    if not all(w.name.endswith("-none-any.whl") for w in made):
+        names = ", ".join(sorted(w.name for w in made))
+        raise HarnessError(
+            f"{pin} has no wheel for Python {IMAGE_PYTHON} on {IMAGE_PLATFORMS[0]} and its "
+            f"sdist builds a platform wheel here ({names}): pin another version"
+        )
 
 
 def fetch_wheels(agent: AgentDefinition, progress: Progress | None = None) -> Path | None:
@@ -172,23 +189,21 @@ def fetch_wheels(agent: AgentDefinition, progress: Progress | None = None) -> Pa
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    if _pip_download(pins, partial).returncode != 0:
-        # One by one: those with no wheel for the image are built from their sdist here.
-        for pin in pins:
-            if _pip_download([pin], partial).returncode == 0:
-                continue
-            before = set(partial.glob("*.whl"))
-            built = _pip_wheel(pin, partial)
-            made = set(partial.glob("*.whl")) - before
-            if built.returncode != 0 or not made:
-                tail = (built.stdout + built.stderr)[-1500:]
-                raise HarnessError(f"no wheel for {pin} ({agent.name}'s {agent.wheels}):\n{tail}")
-            if not all(w.name.endswith("-none-any.whl") for w in made):
-                names = ", ".join(sorted(w.name for w in made))
-                raise HarnessError(
-                    f"{pin} has no wheel for Python {IMAGE_PYTHON} on {IMAGE_PLATFORMS[0]} and its "
-                    f"sdist builds a platform wheel here ({names}): pin another version"
-                )
+    remaining = list(pins)
+    while remaining:
+        done = _pip_download(remaining, partial)
+        if done.returncode == 0:
+            break
+        # A pin with no wheel for the image: build it from its sdist here, then go on.
+        missing = re.search(r"No matching distribution found for (\S+)", done.stderr)
+        pin = missing.group(1) if missing else ""
+        if pin not in remaining:
+            tail = "\n".join(line for line in done.stderr.splitlines() if "is ignored" not in line)[
+                -1500:
+            ]
+            raise HarnessError(f"pip download for {agent.name}'s {agent.wheels} failed:\n{tail}")
+        remaining.remove(pin)
+        _build_pure_wheel(pin, partial, agent)
     (partial / ".complete").write_text("\n".join(pins) + "\n")
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)

@@ -52,6 +52,9 @@ for index, label in enumerate(model.classes_):
 os.makedirs(OUTPUT, exist_ok=True)
 submission.to_csv(os.path.join(OUTPUT, "submission.csv"), index=False)
 print("wrote", os.path.join(OUTPUT, "submission.csv"), submission.shape)
+# What the scaffold lets its code see of the model's key (the tests want "none"): printed,
+# it would land in the journal or the event log, which are not masked like run.log.
+print("key in the environment:", os.environ.get("OPENAI_API_KEY", "none"))
 """
 
 AIDE_PLAN = (

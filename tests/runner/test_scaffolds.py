@@ -1,4 +1,4 @@
-"""The paper's scaffolds as agents: AIDE (and OpenHands) launched from the site, run by a
+"""The paper's scaffolds as agents: AIDE and OpenHands launched from the site, run by a
 real Celery worker in containers with no network on the real Docker engine, reaching a
 fake LLM (``tests/agents/fake_llm.py``, a scripted server, not a model) through the
 socket bridge, and graded on demo-wine."""
@@ -38,7 +38,10 @@ def scaffold_dirs(tmp_path, docker_client):
 
     build_base_image(docker_client)
     folder = tmp_path / "agents"
-    for name, steps in (("aide", ("AIDE_STEPS", "2")),):
+    for name, steps in (
+        ("aide", ("AIDE_STEPS", "2")),
+        ("openhands", ("OPENHANDS_MAX_ITERATIONS", "10")),
+    ):
         shipped = find_agent(name)
         built = build_agent_image(docker_client, shipped)
         copy = folder / name
@@ -133,7 +136,16 @@ def check_graded_and_private(run: dict, fake_llm: FakeLLM, kind: str) -> Path:
         if path.is_file() and not path.is_symlink():
             assert API_KEY.encode() not in path.read_bytes(), path
     assert AgentRun.objects.get(pk=run["id"]).egress_granted is False
+    assert (folder / "code" / "solution.py").is_file()
     return folder
+
+
+def page_shows(run: dict, text: str) -> bool:
+    """Whether the run's page, seen by its owner, holds ``text``."""
+    owner = Client()
+    owner.login(username="sam", password="pw-sam-12345")
+    page = owner.get(f"/runs/agent/{run['id']}/")
+    return page.status_code == 200 and text in page.content.decode()
 
 
 def test_aide_runs_through_the_site_and_its_journal_shows(
@@ -145,15 +157,37 @@ def test_aide_runs_through_the_site_and_its_journal_shows(
     run = run_on_demo_wine(api, "aide", celery_worker_process)
     folder = check_graded_and_private(run, fake_llm, "aide")
     assert (folder / "logs" / "journal.json").is_file()
-    assert (folder / "code" / "solution.py").is_file()
     # The run page draws AIDE's search tree from the journal: two nodes, one best path.
     tree = api.get(f"/api/runs/agent/{run['id']}/trajectory/").json()
     assert tree["journal"] == "logs/journal.json"
     assert len(tree["nodes"]) == 2, tree
-    owner = Client()
-    owner.login(username="sam", password="pw-sam-12345")
-    page = owner.get(f"/runs/agent/{run['id']}/")
-    assert page.status_code == 200 and "logs/journal.json" in page.content.decode()
+    assert page_shows(run, "logs/journal.json")
+
+
+def test_openhands_runs_through_the_site_and_its_events_show(
+    site,
+    fake_llm,
+    celery_worker_process,  # noqa: F811
+    api,
+):
+    run = run_on_demo_wine(api, "openhands", celery_worker_process)
+    folder = check_graded_and_private(run, fake_llm, "openhands")
+    # Write the script, run it, finish: three model calls, the events as a timeline.
+    assert [r["kind"] for r in fake_llm.requests] == ["openhands"] * 3
+    events = api.get(
+        f"/api/runs/agent/{run['id']}/timeline", {"file": "logs/openhands_events.jsonl"}
+    ).json()["events"]
+    labels = [e["label"] for e in events]
+    assert "action: run" in labels and "action: finish" in labels, labels
+    records = [
+        json.loads(line)
+        for line in (folder / "logs" / "openhands_events.jsonl").read_text().splitlines()
+    ]
+    assert any(
+        r.get("observation") == "run" and "Submission is valid" in r.get("content", "")
+        for r in records
+    ), records
+    assert page_shows(run, "logs/openhands_events.jsonl")
 
 
 def test_a_scaffold_needs_the_operators_endpoint(monkeypatch):

@@ -11,7 +11,8 @@ node it copies that node's ``submission.csv`` to ``$SUBMISSION_DIR`` (checked wi
 validation service) and its code to ``$CODE_DIR``.
 
 The model endpoint is the operator's: ``OPENAI_BASE_URL``/``OPENAI_API_KEY``, set by the
-harness. Every model name goes to it (AIDE 0.1.4 would send a name without ``gpt-`` to
+harness, read once and removed from the environment of the scripts AIDE runs. Every
+model name goes to it (AIDE 0.1.4 would send a name without ``gpt-`` to
 Anthropic's client). ``MLEBOARD_LLM_MODEL``, when the operator sets it, replaces both models.
 """
 
@@ -33,6 +34,7 @@ from aide.interpreter import Interpreter
 from aide.journal import Journal
 from aide.utils.config import _load_cfg, prep_agent_workspace, prep_cfg, save_run
 from omegaconf import OmegaConf
+from openai import OpenAI
 
 AGENT_DIR = Path(os.environ.get("AGENT_DIR", Path(__file__).resolve().parent))
 DATA_DIR = Path(os.environ.get("DATA_DIR", "/home/data"))
@@ -105,8 +107,15 @@ def main() -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     started = time.monotonic()
     deadline = started + TIME_LIMIT_S - MARGIN_S
-    # Every model through the OpenAI-compatible endpoint.
+    # Every model through the OpenAI-compatible endpoint, with a client made here: the key
+    # and endpoint then leave the environment, so the scripts AIDE runs never see them.
     backend.backend_anthropic.query = backend_openai.query
+    backend_openai._client = OpenAI(
+        api_key=os.environ.pop("OPENAI_API_KEY", ""),
+        base_url=os.environ.pop("OPENAI_BASE_URL", None),
+        max_retries=3,
+    )
+    backend_openai._setup_openai_client = lambda: None
     model = os.environ.get("MLEBOARD_LLM_MODEL", "").strip()
 
     work = Path(os.environ.get("HOME", "/tmp/home")) / "aide"

@@ -1,0 +1,69 @@
+"""OpenHands' action server (``openhands.runtime.client.client``), run in this container.
+
+OpenHands 0.9.8 runs its action server in a Docker container of its own, as root, made from
+its runtime image; here there is no Docker and no root, so the server runs as the agent's
+user beside the controller. Its source is run as it ships with three changes, each checked
+to apply exactly once (a different OpenHands fails here loudly rather than half-working):
+
+- its bash session is a plain ``bash`` instead of ``su USER`` (no second user, no sudo);
+- no ``git config`` at start (no git in the image: the agent's work is files);
+- no browser: BrowserGym's Chromium cannot start and there is no network to browse;
+  a browsing action is answered with an error saying so.
+
+Usage: ``python action_server.py PORT --working-dir DIR --plugins agent_skills
+--username USER --user-id UID`` (the server's own arguments).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import openhands.runtime.browser.browser_env as browser_env
+import openhands.runtime.client.client as shipped
+
+PATCHES = (
+    ("f'su {username}',", "'/bin/bash --noprofile --norc',"),
+    (
+        '    \'git config --global user.name "openhands" && git config --global user.email '
+        '"openhands@all-hands.dev" && alias git="git --no-pager"\',\n',
+        "",
+    ),
+)
+
+
+class NoBrowser:
+    """Stands in for BrowserGym's browser: there is none in this container."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        pass
+
+    def step(self, *args, **kwargs):
+        raise RuntimeError("no browser in this container (and no network to browse)")
+
+    def check_alive(self, *args, **kwargs) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+def main() -> None:
+    path = Path(shipped.__file__)
+    source = path.read_text()
+    for old, new in PATCHES:
+        count = source.count(old)
+        if count != 1:
+            sys.exit(f"action_server: expected one {old!r} in {path}, found {count}")
+        source = source.replace(old, new)
+    # No bracketed-paste escapes in what the agent's bash prints.
+    os.environ["INPUTRC"] = str(Path(__file__).resolve().parent / "inputrc")
+    browser_env.BrowserEnv = NoBrowser  # what the server's `from ... import BrowserEnv` gets
+    code = compile(source, str(path), "exec")
+    sys.argv[0] = str(path)
+    exec(code, {"__name__": "__main__", "__file__": str(path), "__builtins__": __builtins__})
+
+
+if __name__ == "__main__":
+    main()
