@@ -28,7 +28,6 @@ import argparse
 import contextlib
 import datetime as dt
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -71,17 +70,12 @@ def log(message: str) -> None:
 
 def sim_database(url: str) -> str:
     """The simulation's own database next to ``url``'s, dropped and created afresh."""
-    import psycopg
+    from drill import recreate_pg_database  # bench/drill.py, beside this file
 
     parts = urlsplit(url)
-    name = parts.path.lstrip("/") + "_hostsim"
-    if not re.fullmatch(r"[A-Za-z0-9_]+", name):
-        raise SystemExit(f"refusing a database named {name!r}")
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return urlunsplit(parts._replace(path=f"/{name}"))
+    sim = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "_hostsim"))
+    recreate_pg_database(sim)
+    return sim
 
 
 class Worker:

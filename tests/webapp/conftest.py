@@ -22,14 +22,9 @@ def _database_url_for_worker() -> str:
     )
 
 
-@pytest.fixture
-def celery_worker_process(transactional_db, tmp_path):
-    """A real Celery worker process on the configured broker, sharing the test database.
-    Yields the Popen; the worker is stopped (and waited for) afterwards."""
-    from webapp.celery import app
-
-    app.control.purge()
-    env = {
+def worker_env(**extra: str) -> dict[str, str]:
+    """The environment of a real worker process: the test's database, broker and folders."""
+    return {
         **os.environ,
         "DATABASE_URL": _database_url_for_worker(),
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
@@ -37,29 +32,44 @@ def celery_worker_process(transactional_db, tmp_path):
         "MLEBOARD_MEDIA_ROOT": str(settings.MEDIA_ROOT),
         "MLEBOARD_VAR_DIR": str(settings.VAR_DIR),
         "PYTHONPATH": str(REPO_ROOT),
+        **extra,
     }
+
+
+def worker_argv(queues: str, concurrency: int, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "webapp",
+        "worker",
+        *extra,
+        "-Q",
+        queues,
+        "--concurrency",
+        str(concurrency),
+        "--pool",
+        "prefork",
+        "--loglevel",
+        "INFO",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, tmp_path):
+    """A real Celery worker process on the configured broker, sharing the test database.
+    Yields the Popen; the worker is stopped (and waited for) afterwards."""
+    from webapp.celery import app
+
+    app.control.purge()
     log = tmp_path / "worker.log"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "webapp",
-            "worker",
-            "-Q",
-            "grading,runs.cpu,runs.gpu,default",
-            "--concurrency",
-            "2",
-            "--pool",
-            "prefork",
-            "--loglevel",
-            "INFO",
-            "--without-gossip",
-            "--without-mingle",
-        ],
+        worker_argv("grading,runs.cpu,runs.gpu,default", 2),
         cwd=REPO_ROOT,
-        env=env,
+        env=worker_env(),
         stdout=open(log, "w"),
         stderr=subprocess.STDOUT,
     )

@@ -7,7 +7,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import threading
 import time
 
@@ -24,7 +23,7 @@ from webapp.runs import capacity, hosts
 from webapp.runs.capacity import CapacityError
 from webapp.runs.models import AgentRun, HostClaim, Launch, RunHost
 
-from .conftest import REPO_ROOT, _database_url_for_worker, wait_for
+from .conftest import REPO_ROOT, wait_for, worker_argv, worker_env
 
 GiB = 1024**3
 
@@ -343,38 +342,11 @@ def test_api_hosts_shows_every_host_to_staff():
 def start_run_host(tmp_path, name: str, queues: str, slots: int, **env) -> subprocess.Popen:
     """A real Celery worker of the run queues on the configured broker and database, with
     a host name and capacity of its own, in its own process group."""
-    from django.conf import settings
-
     log = tmp_path / f"{name}.log"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "webapp",
-            "worker",
-            "-n",
-            f"runs-{name}@%h",
-            "-Q",
-            queues,
-            "--concurrency",
-            str(slots),
-            "--loglevel",
-            "INFO",
-            "--without-gossip",
-            "--without-mingle",
-        ],
+        worker_argv(queues, slots, "-n", f"runs-{name}@%h"),
         cwd=REPO_ROOT,
-        env={
-            **os.environ,
-            "DATABASE_URL": _database_url_for_worker(),
-            "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-            "MLEBOARD_VAR_DIR": str(settings.VAR_DIR),
-            "PYTHONPATH": str(REPO_ROOT),
-            "MLEBOARD_HOST_NAME": name,
-            **env,
-        },
+        env=worker_env(MLEBOARD_HOST_NAME=name, **env),
         stdout=open(log, "w"),
         stderr=subprocess.STDOUT,
         start_new_session=True,
