@@ -55,7 +55,7 @@ PUBLIC_PATHS = re.compile(
     r")$"
 )
 CACHE_CONTROL = "public, max-age=0, must-revalidate"
-MAX_BODY_BYTES = 8 * 1024**2
+MAX_BODY_BYTES = 4 * 1024**2
 # Not stored with a response: they describe one rendering, not the content.
 _SKIPPED_HEADERS = {"server-timing", "set-cookie", "etag", "cache-control", "expires"}
 
@@ -175,8 +175,8 @@ def _not_modified(request, etag: str) -> bool:
     header = request.META.get("HTTP_IF_NONE_MATCH")
     if not header:
         return False
-    tags = parse_etags(header)
-    return "*" in tags or etag in tags or etag.removeprefix("W/") in tags
+    tags = {tag.removeprefix("W/") for tag in parse_etags(header)}  # a weak comparison
+    return "*" in tags or etag in tags
 
 
 def _finish(request, response, etag: str, state: str):

@@ -177,7 +177,8 @@ else:
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "mleboard-pages",
         "TIMEOUT": 24 * 3600,
-        "OPTIONS": {"MAX_ENTRIES": 500},
+        # At most this many pages (of at most page_cache.MAX_BODY_BYTES) per process.
+        "OPTIONS": {"MAX_ENTRIES": 200},
     }
 
 LANGUAGE_CODE = "en-us"

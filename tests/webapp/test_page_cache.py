@@ -79,6 +79,7 @@ def test_etag_gives_304_until_something_changes(imported):
     again = client.get("/api/leaderboard/", HTTP_IF_NONE_MATCH=etag)
     assert again.status_code == 304 and again.content == b""
     assert again["ETag"] == etag
+    assert client.get("/api/leaderboard/", HTTP_IF_NONE_MATCH=f'"x", W/{etag}').status_code == 304
     # A fresh rendering (a miss) answers 304 too when the body is the same.
     page_cache.changed()
     assert client.get("/api/leaderboard/", HTTP_IF_NONE_MATCH=etag).status_code == 304
@@ -249,3 +250,22 @@ def test_off_with_the_setting(imported, settings):
     for _ in range(2):
         response = client.get("/")
         assert state(response) is None and "ETag" not in response.headers
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_import_shows_at_once(tmp_path, jobs):
+    from tests.webapp.factories import write_runs_folder
+    from webapp.results.reports_import import import_runs_folder
+
+    catalogue_sync()
+    client = Client()
+    assert client.get("/api/leaderboard/").json()["entries"] == []
+    assert state(client.get("/api/leaderboard/")) == "hit"
+    runs = write_runs_folder(tmp_path / "runs", {"streamed-a": 2, "streamed-b": 3})
+    result = import_runs_folder(runs, runs / "run_group_experiments.csv", publish=True, jobs=jobs)
+    assert result.reports == 22 * 5 and len(result.experiments) == 2
+    # Figures computed (in other processes with jobs=2) and no longer due.
+    assert not Experiment.objects.filter(figures_due_since__isnull=False).exists()
+    entries = client.get("/api/leaderboard/").json()["entries"]
+    assert sorted(e["name"] for e in entries) == ["streamed-a", "streamed-b"]
+    assert all(e["splits"]["low"]["mean"] is not None for e in entries)
