@@ -17,6 +17,9 @@ and the time taken.
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/mleboard_sim \\
     CELERY_BROKER_URL=redis://127.0.0.1:6379/11 .venv/bin/python bench/hosts_sim.py
 
+On docker, GPU runs get real devices: without the NVIDIA runtime use ``--cpu-seeds 3
+--gpu-seeds 0`` (the local backend hands out the simulated GPU ids without devices).
+
 With a DATABASE_URL, the database ``<its name>_hostsim`` on that server is dropped and
 created for the simulation (never the one named); with a CELERY_BROKER_URL, that Redis
 database is purged.
@@ -215,6 +218,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deadline", type=float, default=1200.0, help="seconds for all runs")
     parser.add_argument("--keep", action="store_true", help="keep the var dir")
     args = parser.parse_args(argv)
+    if args.backend == "docker" and args.gpu_seeds:
+        import docker
+
+        if "nvidia" not in (docker.from_env().info().get("Runtimes") or {}):
+            parser.error(
+                "the docker backend gives GPU runs real devices, and this engine has no NVIDIA "
+                "runtime: use --cpu-seeds 3 --gpu-seeds 0 (or the local backend)"
+            )
 
     started = time.monotonic()
     var = Path(tempfile.mkdtemp(prefix="mleboard-hostsim-"))
