@@ -121,6 +121,16 @@ def test_baseline_runs_end_to_end_from_the_site(images, site, celery_worker_proc
     assert page.status_code == 200 and 'id="funnel-data"' in page.content.decode()
     log = api.get(f"/api/agent-runs/{run['id']}/").json()["log_tail"]
     assert log  # the agent's output was captured
+    # Checked after grading: the shipped baseline's code and logs raise nothing.
+    from webapp.integrity.models import RunCheck
+
+    check = wait_for(
+        lambda: RunCheck.objects.filter(
+            run__experiment=experiment, checked_at__isnull=False, due_since__isnull=True
+        ).first(),
+        timeout=60,
+    )
+    assert check.status == RunCheck.Status.CLEAN and check.findings == [], check.findings
 
 
 def test_cancelling_a_running_run_stops_its_container_within_seconds(
