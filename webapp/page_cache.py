@@ -20,15 +20,19 @@ changed, and the exact figures the moment something did.
 
 Where: the ``pages`` cache (Redis with ``MLEBOARD_CACHE_URL`` or a redis ``CACHE_URL``,
 else each process's memory); the version lives in Redis too, or in the ``default`` cache
-(a folder every process of the host shares) when pages are in memory. Off with
-``MLEBOARD_PAGE_CACHE=0``.
+(a folder every process of the host shares) when pages are in memory. In front of Redis,
+each process keeps copies of the pages it served lately (``RECENT_MAX_BYTES``), valid
+only under the current version: a hit reads the version from Redis, not the page. Off
+with ``MLEBOARD_PAGE_CACHE=0``.
 """
 
 import hashlib
 import logging
 import re
 import secrets
+import threading
 import time
+from collections import OrderedDict
 from urllib.parse import parse_qsl, urlencode
 
 from django.conf import settings
@@ -56,6 +60,8 @@ PUBLIC_PATHS = re.compile(
 )
 CACHE_CONTROL = "public, max-age=0, must-revalidate"
 MAX_BODY_BYTES = 4 * 1024**2
+# Each process's copies of recent pages in front of Redis (see _Recent).
+RECENT_MAX_BYTES = 64 * 1024**2
 # Not stored with a response: they describe one rendering, not the content.
 _SKIPPED_HEADERS = {"server-timing", "set-cookie", "etag", "cache-control", "expires"}
 
@@ -103,9 +109,7 @@ def changed(using: str = DEFAULT_DB_ALIAS) -> None:
         transaction.on_commit(_bump, using=using)
 
 
-def current_version(known: str | None = None) -> str:
-    if known is not None:
-        return known
+def current_version() -> str:
     cache = _version_cache()
     version = cache.get(VERSION_KEY)
     if version is None:  # first use, or the cache was emptied: any new token will do
@@ -114,14 +118,65 @@ def current_version(known: str | None = None) -> str:
     return version
 
 
+class _Recent:
+    """This process's copies of the pages it served lately, in front of a shared (Redis)
+    cache: a hit then costs one small read (the version) instead of moving the whole
+    page out of Redis. A copy counts only under the current version, so it is never
+    staler than Redis. Bounded in bytes, least recently used out first."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.entries: OrderedDict[str, tuple] = OrderedDict()
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def get(self, key: str, version: str) -> tuple | None:
+        with self.lock:
+            entry = self.entries.get(key)
+            if entry is None or entry[0] != version:
+                return None
+            self.entries.move_to_end(key)
+            return entry
+
+    def put(self, key: str, entry: tuple) -> None:
+        size = len(entry[3])
+        if size > self.max_bytes // 8:
+            return
+        with self.lock:
+            old = self.entries.pop(key, None)
+            if old is not None:
+                self.size -= len(old[3])
+            self.entries[key] = entry
+            self.size += size
+            while self.size > self.max_bytes:
+                _, dropped = self.entries.popitem(last=False)
+                self.size -= len(dropped[3])
+
+
+_recent = _Recent(RECENT_MAX_BYTES)
+
+
+def _shared() -> bool:
+    return _version_cache() is _pages()
+
+
 def _lookup(key: str) -> tuple[str, tuple | None]:
-    """The content version and the stored entry for ``key``: one round trip when both
-    live in the same cache (Redis)."""
-    pages = _pages()
-    if _version_cache() is pages:
-        found = pages.get_many([VERSION_KEY, key])
-        return current_version(found.get(VERSION_KEY)), found.get(key)
-    return current_version(), pages.get(key)
+    """The content version and the stored entry for ``key``."""
+    version = current_version()
+    if not _shared():
+        return version, _pages().get(key)
+    entry = _recent.get(key, version)
+    if entry is None:
+        entry = _pages().get(key)
+        if entry is not None and entry[0] == version:
+            _recent.put(key, entry)
+    return version, entry
+
+
+def _store(key: str, entry: tuple) -> None:
+    _pages().set(key, entry)
+    if _shared():
+        _recent.put(key, entry)
 
 
 # --- Which requests -----------------------------------------------------------------------
@@ -235,7 +290,7 @@ class PageCacheMiddleware:
             if name.lower() not in _SKIPPED_HEADERS
         ]
         try:
-            _pages().set(key, (version, etag, headers, response.content))
+            _store(key, (version, etag, headers, response.content))
         except Exception:
             log.exception("page cache: could not store %s", request.path_info)
         return _finish(request, response, etag, "miss")

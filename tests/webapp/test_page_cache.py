@@ -269,3 +269,16 @@ def test_an_import_shows_at_once(tmp_path, jobs):
     entries = client.get("/api/leaderboard/").json()["entries"]
     assert sorted(e["name"] for e in entries) == ["streamed-a", "streamed-b"]
     assert all(e["splits"]["low"]["mean"] is not None for e in entries)
+
+
+def test_a_change_recorded_by_another_process_shows_at_once(imported):
+    client = Client()
+    client.get("/api/leaderboard/")
+    assert state(client.get("/api/leaderboard/")) == "hit"
+    Experiment.objects.filter(name="aide-o1").update(name="renamed-elsewhere")
+    # What a grading worker's changed() leaves: a new version in the shared cache (this
+    # process's copies of recent pages count only under the version they were made in).
+    page_cache._version_cache().set(page_cache.VERSION_KEY, "another-process", timeout=None)
+    response = client.get("/api/leaderboard/")
+    assert state(response) == "miss" and b"renamed-elsewhere" in response.content
+    assert state(client.get("/api/leaderboard/")) == "hit"
