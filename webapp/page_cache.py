@@ -14,8 +14,9 @@ request renders again: grading, imports, figure refreshes, publishing and curati
 write through the admin. A token never comes back, so an entry rendered before a change is
 never served after it.
 
-Responses carry an ``ETag`` (a hash of the body) and ``Cache-Control: public, max-age=0,
-must-revalidate``: browsers and proxies ask every time and get a 304 while nothing
+Pages are compressed once when stored and served gzip-compressed to clients that take
+it. Responses carry an ``ETag`` (a hash of the body) and ``Cache-Control: public,
+max-age=0, must-revalidate``: browsers and proxies ask every time and get a 304 while nothing
 changed, and the exact figures the moment something did.
 
 Where: the ``pages`` cache (Redis with ``MLEBOARD_CACHE_URL`` or a redis ``CACHE_URL``,
@@ -26,6 +27,7 @@ only under the current version: a hit reads the version from Redis, not the page
 with ``MLEBOARD_PAGE_CACHE=0``.
 """
 
+import gzip
 import hashlib
 import logging
 import re
@@ -63,7 +65,17 @@ MAX_BODY_BYTES = 4 * 1024**2
 # Each process's copies of recent pages in front of Redis (see _Recent).
 RECENT_MAX_BYTES = 64 * 1024**2
 # Not stored with a response: they describe one rendering, not the content.
-_SKIPPED_HEADERS = {"server-timing", "set-cookie", "etag", "cache-control", "expires"}
+_SKIPPED_HEADERS = {
+    "server-timing",
+    "set-cookie",
+    "etag",
+    "cache-control",
+    "expires",
+    "content-length",
+    "content-encoding",
+}
+# As Django's GZipMiddleware reads Accept-Encoding.
+ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 
 
 def enabled() -> bool:
@@ -139,18 +151,22 @@ class _Recent:
             return entry
 
     def put(self, key: str, entry: tuple) -> None:
-        size = len(entry[3])
+        size = _size(entry)
         if size > self.max_bytes // 8:
             return
         with self.lock:
             old = self.entries.pop(key, None)
             if old is not None:
-                self.size -= len(old[3])
+                self.size -= _size(old)
             self.entries[key] = entry
             self.size += size
             while self.size > self.max_bytes:
                 _, dropped = self.entries.popitem(last=False)
-                self.size -= len(dropped[3])
+                self.size -= _size(dropped)
+
+
+def _size(entry: tuple) -> int:
+    return len(entry[3]) + len(entry[4] or b"")
 
 
 _recent = _Recent(RECENT_MAX_BYTES)
@@ -234,10 +250,24 @@ def _not_modified(request, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
-def _finish(request, response, etag: str, state: str):
+def _respond(request, entry: tuple, state: str, started: float):
+    """The stored page, gzip-compressed when the client takes it (its own ETag, as a
+    different representation); a 304 when the client holds it already."""
+    _, etag, headers, content, compressed = entry
+    gzipped = compressed is not None and ACCEPTS_GZIP.search(
+        request.META.get("HTTP_ACCEPT_ENCODING", "")
+    )
+    response = HttpResponse(compressed if gzipped else content)
+    for name, value in headers:
+        response[name] = value
+    if gzipped:
+        response["Content-Encoding"] = "gzip"
+        etag = etag[:-1] + '-gzip"'
+    response["Content-Length"] = str(len(response.content))
+    response["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
     response["ETag"] = etag
     response["Cache-Control"] = CACHE_CONTROL
-    patch_vary_headers(response, ("Cookie", "Authorization"))
+    patch_vary_headers(response, ("Cookie", "Authorization", "Accept-Encoding"))
     response["X-Page-Cache"] = state
     if _not_modified(request, etag):
         not_modified = HttpResponseNotModified()
@@ -250,8 +280,8 @@ def _finish(request, response, etag: str, state: str):
 
 class PageCacheMiddleware:
     """Serves and stores the anonymous responses of the public pages (see the module's
-    docstring). Placed before the session middleware, so a hit costs two cache reads and
-    no session, user or database work."""
+    docstring). Placed before the session middleware, so a hit costs a cache read or two
+    and no session, user or database work."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -273,27 +303,29 @@ class PageCacheMiddleware:
         except Exception:
             log.exception("page cache: unavailable, rendering")
             return self.get_response(request)
-        if entry is not None and entry[0] == version:
-            _, etag, headers, content = entry
-            response = HttpResponse(content)
-            for name, value in headers:
-                response[name] = value
-            response["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.1f}"
-            return _finish(request, response, etag, "hit")
+        # (An entry of another shape was stored by an earlier release: rendered again.)
+        if entry is not None and len(entry) == 5 and entry[0] == version:
+            return _respond(request, entry, "hit", started)
         response = self.get_response(request)
         if not _storable(request, response):
             return response
-        etag = _etag(response.content)
+        content = response.content
         headers = [
             (name, value)
             for name, value in response.items()
             if name.lower() not in _SKIPPED_HEADERS
         ]
+        # Compressed once, when stored: most clients take gzip, and a page of figures
+        # shrinks about tenfold.
+        compressed = (
+            gzip.compress(content, compresslevel=6, mtime=0) if len(content) >= 1024 else None
+        )
+        entry = (version, _etag(content), headers, content, compressed)
         try:
-            _store(key, (version, etag, headers, response.content))
+            _store(key, entry)
         except Exception:
             log.exception("page cache: could not store %s", request.path_info)
-        return _finish(request, response, etag, "miss")
+        return _respond(request, entry, "miss", started)
 
 
 # --- What changes the pages ---------------------------------------------------------------

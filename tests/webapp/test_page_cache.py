@@ -282,3 +282,24 @@ def test_a_change_recorded_by_another_process_shows_at_once(imported):
     response = client.get("/api/leaderboard/")
     assert state(response) == "miss" and b"renamed-elsewhere" in response.content
     assert state(client.get("/api/leaderboard/")) == "hit"
+
+
+def test_gzip_for_clients_that_take_it(imported):
+    import gzip
+
+    client = Client()
+    plain = client.get("/api/leaderboard/")
+    for state_expected in ("hit", "hit"):
+        packed = client.get("/api/leaderboard/", HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+        assert state(packed) == state_expected and packed["Content-Encoding"] == "gzip"
+        assert gzip.decompress(packed.content) == plain.content
+        assert int(packed["Content-Length"]) == len(packed.content) < len(plain.content)
+    assert "Accept-Encoding" in packed["Vary"] and "Accept-Encoding" in plain["Vary"]
+    assert "Content-Encoding" not in plain.headers
+    # Each representation has its own ETag, and its own 304.
+    assert packed["ETag"] != plain["ETag"]
+    again = client.get(
+        "/api/leaderboard/", HTTP_ACCEPT_ENCODING="gzip", HTTP_IF_NONE_MATCH=packed["ETag"]
+    )
+    assert again.status_code == 304
+    assert client.get("/api/leaderboard/", HTTP_IF_NONE_MATCH=packed["ETag"]).status_code == 200
