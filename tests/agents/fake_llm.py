@@ -9,7 +9,8 @@ request looks like, enough to drive each scaffold through a real run on ``demo-w
   quoted in the prompt.
 - OpenHands (CodeAct): first the same script written to ``/home/code/solution.py`` (with
   ``str_replace_editor``'s ``create`` when the request offers tools, else an
-  ``<execute_bash>`` heredoc), then running it, then finishing.
+  ``<execute_bash>`` heredoc), then running it, then (without tools) a look at the
+  submission in IPython, then finishing.
 
 Every request is recorded (``requests``: model, tools offered, the Authorization header
 seen) so that a test can check what reached it. Nothing here leaves 127.0.0.1.
@@ -66,6 +67,11 @@ OPENHANDS_SCRIPT = "/home/code/solution.py"
 OPENHANDS_RUN = (
     f"cd /home && WINE_INPUT=/home/data WINE_OUTPUT=/home/submission python3 {OPENHANDS_SCRIPT}"
     " && /home/validate_submission.sh /home/submission/submission.csv"
+)
+OPENHANDS_LOOK = (
+    "import pandas as pd\n"
+    "look = pd.read_csv('/home/submission/submission.csv')\n"
+    "print('submission shape', look.shape)"
 )
 
 
@@ -203,6 +209,11 @@ class FakeLLM:
         elif turn == 1:
             content = (
                 f"Now I run it and validate.\n<execute_bash>\n{OPENHANDS_RUN}\n</execute_bash>"
+            )
+        elif turn == 2:
+            content = (
+                "A last look at the submission.\n"
+                f"<execute_ipython>\n{OPENHANDS_LOOK}\n</execute_ipython>"
             )
         else:
             content = "The submission is written and valid.\n<finish></finish>"

@@ -172,8 +172,9 @@ def test_openhands_runs_through_the_site_and_its_events_show(
 ):
     run = run_on_demo_wine(api, "openhands", celery_worker_process)
     folder = check_graded_and_private(run, fake_llm, "openhands")
-    # Write the script, run it, finish: three model calls, the events as a timeline.
-    assert [r["kind"] for r in fake_llm.requests] == ["openhands"] * 3
+    # Write the script, run it, look in IPython, finish: four model calls, the events shown
+    # as a timeline.
+    assert [r["kind"] for r in fake_llm.requests] == ["openhands"] * 4
     events = api.get(
         f"/api/runs/agent/{run['id']}/timeline", {"file": "logs/openhands_events.jsonl"}
     ).json()["events"]
@@ -185,6 +186,10 @@ def test_openhands_runs_through_the_site_and_its_events_show(
     ]
     assert any(
         r.get("observation") == "run" and "Submission is valid" in r.get("content", "")
+        for r in records
+    ), records
+    assert any(
+        r.get("observation") == "run_ipython" and "submission shape (36, 4)" in r.get("content", "")
         for r in records
     ), records
     assert page_shows(run, "logs/openhands_events.jsonl")

@@ -7,8 +7,8 @@ and these differences for a container with no Docker and no network:
 - the runtime is ``LocalRuntime``: OpenHands' EventStreamRuntime with its action server
   (``action_server.py``) started here as a process of the agent's user instead of in a
   container of its own; the agent's bash runs in ``/home`` with the base image's Python
-  (numpy, pandas, scikit-learn); no Jupyter kernel (OpenHands 0.9.8 starts it from its own
-  runtime image's micromamba), so the agent acts through bash and file edits;
+  (numpy, pandas, scikit-learn) and its IPython kernel from this virtualenv (which sees
+  them too);
 - the model is the operator's endpoint (``OPENAI_BASE_URL``/``OPENAI_API_KEY``, set by the
   harness) through litellm's OpenAI-compatible provider: ``MLEBOARD_LLM_MODEL`` or
   ``OPENHANDS_MODEL``. The key is kept out of the environment of what the agent runs;
@@ -21,9 +21,11 @@ The harness enforces the time limit; ``OPENHANDS_MAX_ITERATIONS`` bounds the ste
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -66,7 +68,6 @@ def free_port() -> int:
 def local_runtime_class():
     import openhands.runtime.client.runtime as eventstream
     from openhands.runtime.client.runtime import EventStreamRuntime
-    from openhands.runtime.plugins import JupyterRequirement
 
     eventstream.DockerRuntimeBuilder = lambda _client: None  # no images to build here
 
@@ -76,7 +77,6 @@ def local_runtime_class():
         server: subprocess.Popen | None = None
 
         def __init__(self, config, event_stream, sid="default", plugins=None, **kwargs):
-            plugins = [p for p in plugins or [] if not isinstance(p, JupyterRequirement)]
             config.sandbox.runtime_container_image = "local"  # nothing to build
             super().__init__(config, event_stream, sid, plugins, **kwargs)
 
@@ -108,7 +108,11 @@ def local_runtime_class():
             env["PATH"] = SYSTEM_PATH  # the agent's python3 is the base image's
             env["PYTHONPATH"] = ""
             log.info("starting the action server on 127.0.0.1:%d", port)
-            self.server = subprocess.Popen(command, env=env, cwd=str(AGENT_DIR))
+            # A session of its own: closing ends the server and what it started (the kernel
+            # gateway, the agent's shell and commands) together.
+            self.server = subprocess.Popen(
+                command, env=env, cwd=str(AGENT_DIR), start_new_session=True
+            )
             return None
 
         def _refresh_logs(self):
@@ -128,12 +132,16 @@ def local_runtime_class():
             raise RuntimeError("the action server did not answer within 180 s")
 
         def close(self, close_client: bool = True, rm_all_containers: bool = True):
-            if self.server is not None and self.server.poll() is None:
-                self.server.terminate()
-                try:
-                    self.server.wait(10)
-                except subprocess.TimeoutExpired:
-                    self.server.kill()
+            if self.server is not None:
+                for sig in (signal.SIGTERM, signal.SIGKILL):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(self.server.pid, sig)
+                    try:
+                        self.server.wait(10)
+                        break
+                    except subprocess.TimeoutExpired:
+                        continue
+                self.server = None
             if close_client:
                 self.session.close()
 
