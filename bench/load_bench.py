@@ -167,9 +167,15 @@ class Tally:
         self.recording = False
 
 
+ACCEPT_ENCODING = "gzip"  # as browsers: whitenoise and the page cache send gzip
+
+
 async def fetch(reader, writer, host: str, path: str) -> tuple[int, bool]:
     """One GET on an open connection; returns (status, server closes the connection)."""
-    writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: */*\r\n\r\n".encode())
+    writer.write(
+        f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: */*\r\n"
+        f"Accept-Encoding: {ACCEPT_ENCODING}\r\n\r\n".encode()
+    )
     head = await reader.readuntil(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     status = int(lines[0].split(" ", 2)[1])
@@ -342,7 +348,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--configs", default="off,redis,memory")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/11")
+    parser.add_argument(
+        "--accept-encoding", default="gzip", help="the clients' Accept-Encoding ('' for none)"
+    )
     args = parser.parse_args()
+    global ACCEPT_ENCODING
+    ACCEPT_ENCODING = args.accept_encoding
     # A TERM stops the bench through its finally clauses, so gunicorn goes with it.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
@@ -407,7 +418,8 @@ def main() -> None:
 
     print(
         f"\n{args.clients} clients, gunicorn {args.workers} sync workers, {os.cpu_count()} CPUs, "
-        f"{args.experiments} x 75 x {args.seeds} reports; targets: {TARGETS}"
+        f"{args.experiments} x 75 x {args.seeds} reports, Accept-Encoding: "
+        f"{args.accept_encoding or '(none)'}; targets: {TARGETS}"
     )
     print(
         f"{'cache':7} {'scenario':30} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'/(a)':>6}"
