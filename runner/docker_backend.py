@@ -9,7 +9,9 @@ The container, what the agent sees:
   ``RunSpec.scratch_bytes``, and a read-only root file system: the agent writes nothing
   to the host's disk, and what it writes counts against its memory limit;
 - no network unless the spec grants egress (and then only if the engine has a usable
-  network by that name: otherwise the run does not start);
+  network by that name: otherwise the run does not start); an agent with a model endpoint
+  (``RunSpec.llm_base_url``) reaches it, and only it, through a unix socket mounted at
+  ``/home/llm`` and a forwarder on the container's own loopback (``runner.llm_bridge``);
 - a seccomp profile (``runner/seccomp.json``, in place of Docker's default one): it
   allows by default and refuses, by name, kernel keyrings, BPF, userfaultfd, perf,
   io_uring, ptrace and reading other processes' memory, mounts, new namespaces (unshare,
