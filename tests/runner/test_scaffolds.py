@@ -136,6 +136,8 @@ def check_graded_and_private(run: dict, fake_llm: FakeLLM, kind: str) -> Path:
         if path.is_file() and not path.is_symlink():
             assert API_KEY.encode() not in path.read_bytes(), path
     assert AgentRun.objects.get(pk=run["id"]).egress_granted is False
+    # Its experiment names the operator's model (none named here), not "no LLM".
+    assert report.experiment.agent.model.name == "the operator's model"
     assert (folder / "code" / "solution.py").is_file()
     return folder
 

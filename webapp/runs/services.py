@@ -122,9 +122,7 @@ def launch_create(
     with transaction.atomic():
         experiment = Experiment.objects.create(
             name=f"{agent.name} run {timezone.now():%Y-%m-%d %H:%M}",
-            agent=agent_get_or_create(
-                agent.name, "none (no LLM)" if not agent.egress else "via its own endpoint"
-            ),
+            agent=agent_get_or_create(agent.name, _model_label(agent)),
             source=Experiment.Source.VERIFIED,
             owner=owner,
             hardware=_hardware(cpus, memory_bytes, gpus),
@@ -162,6 +160,18 @@ def launch_create(
         for run in runs:
             send_on_commit(execute_agent_run_task, run.pk, AgentRun)
     return launch
+
+
+def _model_label(agent) -> str:
+    """The model an experiment of ``agent`` is shown with: the operator's model for an
+    agent using the site's endpoint (``MLEBOARD_LLM_MODEL``), else what the agent says."""
+    import os
+
+    from runner.agent_definition import LLM_MODEL_ENV
+
+    if agent.llm:
+        return os.environ.get(LLM_MODEL_ENV, "").strip() or "the operator's model"
+    return "via its own endpoint" if agent.egress else "none (no LLM)"
 
 
 def launch_create_from_input(owner, data: dict) -> Launch:
