@@ -1,15 +1,9 @@
+import os
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from webapp.results.aggregates import experiment_aggregate_refresh
-from webapp.results.models import Experiment
-from webapp.results.reports_import import RunsFolderError, read_runs_folder
-from webapp.results.services import (
-    UnknownCompetitions,
-    agent_get_or_create,
-    experiment_create_from_reports,
-)
+from webapp.results.reports_import import RunsFolderError, import_runs_folder
 
 
 class Command(BaseCommand):
@@ -31,6 +25,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--publish", action="store_true", help="Publish the experiments at once."
         )
+        parser.add_argument(
+            "--jobs",
+            type=int,
+            default=1,
+            help="Experiments imported at once, each in a process of its own "
+            f"(1: in this process; this machine has {os.cpu_count()} CPUs).",
+        )
 
     def handle(
         self,
@@ -40,29 +41,24 @@ class Command(BaseCommand):
         scaffold: str,
         model: str,
         publish: bool,
+        jobs: int,
         **options,
     ):
+        # Streamed: each experiment read, stored (COPY on PostgreSQL) in one transaction
+        # and its figures computed once.
         try:
-            found = read_runs_folder(runs_dir, experiments)
+            result = import_runs_folder(
+                runs_dir,
+                experiments,
+                scaffold=scaffold,
+                model=model,
+                publish=publish,
+                jobs=max(1, jobs),
+            )
         except RunsFolderError as exc:
-            raise CommandError(str(exc)) from None
-        created = []
-        for item in found:
-            agent = agent_get_or_create(scaffold or item.experiment_id, model)
-            try:
-                experiment = experiment_create_from_reports(
-                    name=item.experiment_id,
-                    agent=agent,
-                    run_groups=item.run_groups,
-                    source=Experiment.Source.REPORTED,
-                    is_published=publish,
-                )
-            except UnknownCompetitions as exc:
-                raise CommandError(
-                    f"{item.experiment_id}: {exc}; nothing of it was stored"
-                ) from None
-            created.append(experiment)
-        for experiment in created:
-            experiment_aggregate_refresh(experiment.pk)
-        n_reports = sum(len(g.reports) for item in found for g in item.run_groups)
-        self.stdout.write(f"imported {len(created)} experiments, {n_reports} reports")
+            stored = getattr(exc, "stored", [])
+            kept = f" ({len(stored)} experiments stored before it stay)" if stored else ""
+            raise CommandError(f"{exc}{kept}") from None
+        self.stdout.write(
+            f"imported {len(result.experiments)} experiments, {result.reports} reports"
+        )
