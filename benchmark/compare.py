@@ -47,12 +47,22 @@ def outcome_level(
 def _binomial_cdfs(medals: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     """Per competition, the CDF of Binomial(n, medals/n) at 0..max(n) (padded with 1)."""
     width = int(seeds.max()) + 1
+    log_factorial = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, width)))])
     cdf = np.ones((len(seeds), width))
     for c, (m, n) in enumerate(zip(medals, seeds, strict=True)):
+        n = int(n)
+        k = np.arange(n + 1)
         p = m / n
-        pmf = [math.comb(int(n), k) * p**k * (1 - p) ** (int(n) - k) for k in range(int(n) + 1)]
-        cdf[c, : int(n)] = np.cumsum(pmf)[: int(n)]
+        if p <= 0.0 or p >= 1.0:  # all of it on 0 medals, or on n
+            pmf = (k == (n if p >= 1.0 else 0)).astype(float)
+        else:
+            log_comb = log_factorial[n] - log_factorial[k] - log_factorial[n - k]
+            pmf = np.exp(log_comb + k * math.log(p) + (n - k) * math.log1p(-p))
+        cdf[c, :n] = np.cumsum(pmf)[:n]
     return cdf
+
+
+_GRID = 4096  # bins of the uniform in the lookup table of ``_bootstrap_rates``
 
 
 def _bootstrap_rates(
@@ -61,13 +71,32 @@ def _bootstrap_rates(
     """Mean medal rate (0-1) per bootstrap sample. ``comp_idx`` (B x C) picks competitions;
     within each picked competition its seeds are drawn with replacement. For 0/1 outcomes
     the medals among n seeds drawn with replacement are Binomial(n, medals/n); they are
-    drawn by inverting that CDF, which is much faster than drawing every seed."""
+    drawn by inverting that CDF with one uniform u per (sample, competition), which is much
+    faster than drawing every seed.
+
+    The inversion (medals drawn = how many CDF values lie below u) is exact and done with
+    a lookup table rather than a loop over the seeds: for u in the bin [j/G, (j+1)/G) the
+    count lies between the counts below j/G and below (j+1)/G; it is read off the table
+    where the two agree (nearly always) and settled by comparing u with the CDF itself
+    where a CDF value falls inside the bin. The draws are the same as a direct comparison
+    of u with every CDF value would give, at a cost that does not grow with the seeds."""
     cdf = _binomial_cdfs(medals, seeds)
+    edges = np.arange(_GRID + 1) / _GRID
+    # below[c, j]: CDF values of competition c under j/G, laid out flat.
+    below = np.concatenate([np.searchsorted(row, edges, side="left") for row in cdf])
     u = rng.random(comp_idx.shape)
-    drawn = np.zeros(comp_idx.shape, dtype=np.int16)
-    for k in range(cdf.shape[1]):  # a handful of seeds: gather one CDF column at a time
-        drawn += u > cdf[:, k][comp_idx]
-    return (drawn / seeds[comp_idx]).mean(axis=1)
+    cell = comp_idx * (_GRID + 1) + (u * _GRID).astype(np.intp)
+    drawn = below[cell]
+    unsure = np.flatnonzero(below[cell + 1] > drawn)
+    if unsure.size:
+        flat_drawn = drawn.reshape(-1)
+        c = comp_idx.reshape(-1)[unsure]
+        uu = u.reshape(-1)[unsure]
+        lo, hi = flat_drawn[unsure], below[cell.reshape(-1)[unsure] + 1]
+        for _ in range(int((hi - lo).max())):
+            lo = lo + ((lo < hi) & (uu > cdf[c, np.minimum(lo, cdf.shape[1] - 1)]))
+        flat_drawn[unsure] = lo
+    return (drawn * (1.0 / seeds)[comp_idx]).mean(axis=1)
 
 
 @dataclass(frozen=True)
@@ -139,6 +168,24 @@ def sign_flip_p_value(differences: np.ndarray, rng, n_permutations: int = 20000)
     return float((np.sum(sums >= observed - 1e-12) + 1) / (n_permutations + 1))
 
 
+@dataclass(frozen=True)
+class CompetitionTally:
+    """One experiment's seeds on one competition, as counted for a comparison: how many
+    seeds, how many of them won a medal and the sum of their outcome levels."""
+
+    seeds: int
+    medals: int
+    level_sum: int
+
+
+def tally(outcomes: Sequence[SeedResult]) -> CompetitionTally:
+    return CompetitionTally(
+        seeds=len(outcomes),
+        medals=sum(o.any_medal for o in outcomes),
+        level_sum=sum(o.level for o in outcomes),
+    )
+
+
 def compare_experiments(
     name_a: str,
     outcomes_a: Mapping[str, Sequence[SeedResult]],
@@ -151,17 +198,46 @@ def compare_experiments(
     """Compare two experiments on the competitions both have runs for.
 
     ``outcomes_x`` maps competition id -> that experiment's per-seed outcomes. Raises
-    ValueError when they share no competition.
+    ValueError when they share no competition. The same as ``compare_tallies`` on the
+    outcomes counted per competition.
     """
-    shared = tuple(sorted(set(outcomes_a) & set(outcomes_b)))
-    shared = tuple(c for c in shared if outcomes_a[c] and outcomes_b[c])
+    return compare_tallies(
+        name_a,
+        {c: tally(o) for c, o in outcomes_a.items()},
+        name_b,
+        {c: tally(o) for c, o in outcomes_b.items()},
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+    )
+
+
+def compare_tallies(
+    name_a: str,
+    tallies_a: Mapping[str, CompetitionTally],
+    name_b: str,
+    tallies_b: Mapping[str, CompetitionTally],
+    *,
+    n_bootstrap: int = 10000,
+    seed: int = 0,
+) -> Comparison:
+    """``compare_experiments`` from per-competition counts (which is all the statistics
+    need: 0/1 medal outcomes resampled within a competition are binomial, and the win/tie/
+    loss verdicts compare mean levels), e.g. counted by the database.
+
+    10,000 bootstrap samples: the Monte Carlo error of the interval's 2.5% and 97.5% ends is
+    about 2.7 / sqrt(10,000) = 0.03 standard deviations of the bootstrap distribution
+    (some 0.1 points of Any Medal % for two experiments of 75 competitions), below the
+    precision shown. Drawing them costs some 50 ms whatever the number of seeds
+    (``_bootstrap_rates``)."""
+    shared = tuple(sorted(set(tallies_a) & set(tallies_b)))
+    shared = tuple(c for c in shared if tallies_a[c].seeds and tallies_b[c].seeds)
     if not shared:
         raise ValueError(f"{name_a} and {name_b} have no competition in common")
     rng = np.random.default_rng(seed)
-    med_a = np.array([sum(o.any_medal for o in outcomes_a[c]) for c in shared], dtype=float)
-    med_b = np.array([sum(o.any_medal for o in outcomes_b[c]) for c in shared], dtype=float)
-    n_a = np.array([len(outcomes_a[c]) for c in shared])
-    n_b = np.array([len(outcomes_b[c]) for c in shared])
+    med_a = np.array([tallies_a[c].medals for c in shared], dtype=float)
+    med_b = np.array([tallies_b[c].medals for c in shared], dtype=float)
+    n_a = np.array([tallies_a[c].seeds for c in shared])
+    n_b = np.array([tallies_b[c].seeds for c in shared])
     rate_a = med_a / n_a
     rate_b = med_b / n_b
     difference = 100 * (rate_a.mean() - rate_b.mean())
@@ -176,8 +252,8 @@ def compare_experiments(
     per_competition = []
     wins = ties = losses = 0
     for i, competition in enumerate(shared):
-        level_a = float(np.mean([o.level for o in outcomes_a[competition]]))
-        level_b = float(np.mean([o.level for o in outcomes_b[competition]]))
+        level_a = tallies_a[competition].level_sum / tallies_a[competition].seeds
+        level_b = tallies_b[competition].level_sum / tallies_b[competition].seeds
         if abs(level_a - level_b) < 1e-9:
             verdict, ties = "tie", ties + 1
         elif level_a > level_b:

@@ -81,3 +81,47 @@ def test_medal_gap(score, median, gold, lower, expected):
     assert medal_gap(score, median, gold, lower) == (
         pytest.approx(expected) if expected is not None else None
     )
+
+
+def column_by_column_rates(medals, seeds, comp_idx, rng):
+    """The binomial draws as first written: the uniform compared with every CDF value,
+    one column of seeds at a time (slow at 67 seeds)."""
+    from benchmark.compare import _binomial_cdfs
+
+    cdf = _binomial_cdfs(medals, seeds)
+    u = rng.random(comp_idx.shape)
+    drawn = np.zeros(comp_idx.shape, dtype=np.int64)
+    for k in range(cdf.shape[1]):
+        drawn += u > cdf[:, k][comp_idx]
+    return (drawn / seeds[comp_idx]).mean(axis=1)
+
+
+@pytest.mark.parametrize("max_seeds", [1, 3, 5, 67, 200])
+def test_bootstrap_draws_are_those_of_the_direct_inversion(max_seeds):
+    from benchmark.compare import _bootstrap_rates
+
+    rng = np.random.default_rng(max_seeds)
+    seeds = rng.integers(1, max_seeds + 1, size=40)
+    medals = np.array([rng.integers(0, n + 1) for n in seeds], dtype=float)
+    medals[:3] = 0  # never a medal
+    medals[3:6] = seeds[3:6]  # a medal every time
+    comp_idx = rng.integers(0, len(seeds), size=(3000, len(seeds)))
+    fast = _bootstrap_rates(medals, seeds, comp_idx, np.random.default_rng(1))
+    slow = column_by_column_rates(medals, seeds, comp_idx, np.random.default_rng(1))
+    np.testing.assert_allclose(fast, slow, rtol=0, atol=1e-12)
+
+
+def test_comparison_from_counts_is_the_comparison_from_outcomes():
+    from benchmark.compare import compare_tallies, tally
+
+    a, b = outcomes(0.5, 30, 7, seed=5), outcomes(0.3, 30, 6, seed=6)
+    from_outcomes = compare_experiments("A", a, "B", b, n_bootstrap=2000, seed=2)
+    from_counts = compare_tallies(
+        "A",
+        {c: tally(o) for c, o in a.items()},
+        "B",
+        {c: tally(o) for c, o in b.items()},
+        n_bootstrap=2000,
+        seed=2,
+    )
+    assert from_counts == from_outcomes
