@@ -227,8 +227,8 @@ def compare_tallies(
     10,000 bootstrap samples: the Monte Carlo error of the interval's 2.5% and 97.5% ends is
     about 2.7 / sqrt(10,000) = 0.03 standard deviations of the bootstrap distribution
     (some 0.1 points of Any Medal % for two experiments of 75 competitions), below the
-    precision shown. Drawing them costs some 50 ms whatever the number of seeds
-    (``_bootstrap_rates``)."""
+    precision shown. Drawing them costs time in proportion to samples × competitions, not to
+    the seeds (``_bootstrap_rates``)."""
     shared = tuple(sorted(set(tallies_a) & set(tallies_b)))
     shared = tuple(c for c in shared if tallies_a[c].seeds and tallies_b[c].seeds)
     if not shared:

@@ -54,3 +54,18 @@ def write_runs_folder(
             lines.append(f"{experiment},{group}")
     (root / "run_group_experiments.csv").write_text("\n".join(lines) + "\n")
     return root
+
+
+def import_runs(root: Path, experiments: dict[str, int], split: str = "low", seed: int = 0):
+    """``write_runs_folder`` imported with ``manage.py import_grading_reports``, published
+    (the catalogue must be loaded)."""
+    from django.core.management import call_command
+
+    runs = write_runs_folder(root, experiments, split, seed)
+    call_command(
+        "import_grading_reports",
+        str(runs),
+        experiments=runs / "run_group_experiments.csv",
+        publish=True,
+    )
+    return runs

@@ -4,13 +4,12 @@ import subprocess
 import sys
 
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 
 from webapp.competitions.services import catalogue_sync
 from webapp.results.models import Experiment, GradeReport
 
-from .factories import write_runs_folder
+from .factories import import_runs
 
 pytestmark = pytest.mark.django_db
 
@@ -18,14 +17,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def imported(tmp_path):
     catalogue_sync()
-    runs = write_runs_folder(tmp_path / "runs", {"aide-o1": 3, "mlab-gpt4o": 2})
-    call_command(
-        "import_grading_reports",
-        str(runs),
-        experiments=runs / "run_group_experiments.csv",
-        publish=True,
-    )
-    return runs
+    return import_runs(tmp_path / "runs", {"aide-o1": 3, "mlab-gpt4o": 2})
 
 
 def test_import_grading_reports_creates_reported_experiments(imported):

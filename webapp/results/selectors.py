@@ -177,37 +177,48 @@ def _num(value, digits: int | None = None) -> str:
     return f"{value:.{digits}f}" if digits is not None else format_score(value)
 
 
-def competition_rows(experiment: Experiment) -> list[dict]:
+# Up to this many seeds per competition the table lists every seed; above it, one row per
+# competition (its seeds on demand: ``?seeds=<competition>``).
+SEEDS_LISTED = 5
+# The most seeds of one competition listed at once.
+SEED_ROWS_MAX = 500
+
+
+def competition_rows(
+    experiment: Experiment, competition: str | None = None, limit: int | None = None
+) -> list[dict]:
     """The per-competition table (score, medal, thresholds, percentile, medal gap per
     seed) as plain values for ``webapp/jinja2/results/competition_rows.html``: numbers formatted once,
-    sort keys given."""
+    sort keys given. ``competition``: that competition's seeds only; ``limit``: the first
+    so many rows."""
     from benchmark.compare import medal_gap
     from webapp.jinja import url_for_each
 
-    rows = (
-        GradeReport.objects.filter(experiment=experiment, is_current=True)
-        .order_by("competition__slug", "seed")
-        .values_list(
-            "competition__slug",
-            "seed",
-            "score",
-            "gold_medal",
-            "silver_medal",
-            "bronze_medal",
-            "above_median",
-            "gold_threshold",
-            "silver_threshold",
-            "bronze_threshold",
-            "median_threshold",
-            "percentile",
-            "submission_exists",
-            "valid_submission",
-            "error",
-            "is_lower_better",
-            "run_id",
-            "run__integrity__status",
-        )
+    reports = GradeReport.objects.filter(experiment=experiment, is_current=True)
+    if competition is not None:
+        reports = reports.filter(competition__slug=competition)
+    rows = reports.order_by("competition__slug", "seed").values_list(
+        "competition__slug",
+        "seed",
+        "score",
+        "gold_medal",
+        "silver_medal",
+        "bronze_medal",
+        "above_median",
+        "gold_threshold",
+        "silver_threshold",
+        "bronze_threshold",
+        "median_threshold",
+        "percentile",
+        "submission_exists",
+        "valid_submission",
+        "error",
+        "is_lower_better",
+        "run_id",
+        "run__integrity__status",
     )
+    if limit is not None:
+        rows = rows[:limit]
     competition_url = url_for_each("competition-detail")
     run_url = url_for_each("run-page-result")
     out = []
@@ -260,36 +271,181 @@ def competition_rows(experiment: Experiment) -> list[dict]:
     return out
 
 
-def medal_outcomes(experiment_ids: list[int], competition_ids: set[str] | None = None) -> dict:
-    """experiment id -> competition slug -> [SeedResult per seed], from current reports."""
-    from benchmark.compare import SeedResult, outcome_level
+def _range_text(low, high) -> str:
+    """One threshold over the seeds: the value, or "low–high" when the seeds' differ."""
+    if low is None or high is None or low == high:
+        return _num(high if low is None else low)
+    return f"{_num(low)}–{_num(high)}"
 
-    out: dict[int, dict[str, list]] = {i: {} for i in experiment_ids}
+
+def competition_summary_rows(experiment: Experiment) -> list[dict]:
+    """The per-competition table folded over seeds, one row per competition (computed by
+    the database): number of seeds, mean and best score, medals counted over the seeds
+    (a disqualified seed's medal counts as none and is reported as struck), seeds flagged or
+    disqualified by the integrity checks, thresholds (a range if the seeds' differ), mean
+    percentile, the medal gap of the mean score, invalid or missing submissions."""
+    from django.db.models import Avg, Max, Min
+
+    from benchmark.compare import medal_gap
+    from webapp.jinja import url_for_each
+
+    disqualified = Q(run__integrity__status="disqualified")
+    any_medal = Q(gold_medal=True) | Q(silver_medal=True) | Q(bronze_medal=True)
+    thresholds = ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")
     rows = (
-        GradeReport.objects.filter(experiment_id__in=experiment_ids, is_current=True)
-        .values_list(
-            "experiment_id",
-            "competition__slug",
-            "seed",
-            "valid_submission",
-            "above_median",
-            "bronze_medal",
-            "silver_medal",
-            "gold_medal",
+        GradeReport.objects.filter(experiment=experiment, is_current=True)
+        .values("competition__slug", "competition__lower_is_better")
+        .annotate(
+            n=Count("pk"),
+            mean=Avg("score"),
+            high=Max("score"),
+            low=Min("score"),
+            gold=Count("pk", filter=Q(gold_medal=True) & ~disqualified),
+            silver=Count("pk", filter=Q(silver_medal=True) & ~disqualified),
+            bronze=Count("pk", filter=Q(bronze_medal=True) & ~disqualified),
+            struck=Count("pk", filter=any_medal & disqualified),
+            above=Count("pk", filter=Q(above_median=True)),
+            missing=Count("pk", filter=Q(submission_exists=False)),
+            invalid=Count("pk", filter=Q(submission_exists=True, valid_submission=False)),
+            disqualified=Count("pk", filter=disqualified),
+            flagged=Count("pk", filter=Q(run__integrity__status="flagged")),
+            percentile=Avg("percentile"),
+            **{f"{t}_low": Min(t) for t in thresholds},
+            **{f"{t}_high": Max(t) for t in thresholds},
+            **{f"{t}_mean": Avg(t) for t in thresholds},
         )
-        .order_by("experiment_id", "competition__slug", "seed")
+        .order_by("competition__slug")
     )
-    for exp_id, slug, _seed, valid, above, bronze, silver, gold in rows:
-        if competition_ids is not None and slug not in competition_ids:
-            continue
-        out[exp_id].setdefault(slug, []).append(
-            SeedResult(
-                any_medal=bool(gold or silver or bronze),
-                level=outcome_level(
-                    valid=valid, above_median=above, bronze=bronze, silver=silver, gold=gold
-                ),
-            )
+    competition_url = url_for_each("competition-detail")
+    out = []
+    for r in rows:
+        slug, lower, n = r["competition__slug"], r["competition__lower_is_better"], r["n"]
+        best = r["low"] if lower else r["high"]
+        gap = medal_gap(r["mean"], r["median_threshold_mean"], r["gold_threshold_mean"], lower)
+        medals = [(m, r[m]) for m in ("gold", "silver", "bronze") if r[m]]
+        n_medals = sum(count for _, count in medals)
+        seeds = f"of {n} seed{'s' if n != 1 else ''}"
+        medal_text = (
+            " · ".join(f"{m} {count}" for m, count in medals) if medals else "none"
+        ) + f" {seeds}"
+        notes = [
+            f"{count} {label}"
+            for count, label in ((r["invalid"], "invalid"), (r["missing"], "no submission"))
+            if count
+        ]
+        out.append(
+            {
+                "competition_id": slug,
+                "url": competition_url(slug),
+                "seeds": n,
+                "score": _num(r["mean"]),
+                "score_sort": "" if r["mean"] is None else r["mean"],
+                "best": _num(best),
+                "medals": medals,
+                "medal_text": medal_text,
+                "medal_sort": n_medals / n,
+                "above_median": r["above"],
+                "struck": r["struck"],
+                "disqualified": r["disqualified"],
+                "flagged": r["flagged"],
+                "gap": _num(gap, 2),
+                "gap_sort": -999 if gap is None else gap,
+                "thresholds": [_range_text(r[f"{t}_low"], r[f"{t}_high"]) for t in thresholds],
+                "percentile": _num(r["percentile"], 1),
+                "percentile_sort": -1 if r["percentile"] is None else r["percentile"],
+                "note": " · ".join(notes),
+            }
         )
+    return out
+
+
+def competition_table(experiment: Experiment, seeds_of: str = "") -> dict:
+    """What the experiment page's per-competition table shows. Up to ``SEEDS_LISTED`` seeds
+    per competition: every seed (``"folded": False``, ``rows`` from ``competition_rows``).
+    More: one row per competition (``competition_summary_rows``), and when ``seeds_of``
+    names one of them, its seeds (``seed_rows``, at most ``SEED_ROWS_MAX``)."""
+    folded_rows = competition_summary_rows(experiment)
+    most = max((r["seeds"] for r in folded_rows), default=0)
+    table = {
+        "folded": most > SEEDS_LISTED,
+        "n_reports": sum(r["seeds"] for r in folded_rows),
+        "seeds_of": "",
+        "seed_rows": [],
+        "seed_rows_total": 0,
+    }
+    if not table["folded"]:
+        table["rows"] = competition_rows(experiment) if folded_rows else []
+        return table
+    table["rows"] = folded_rows
+    chosen = next((r for r in folded_rows if r["competition_id"] == seeds_of), None)
+    if chosen is not None:
+        table["seeds_of"] = seeds_of
+        table["seed_rows"] = competition_rows(experiment, seeds_of, limit=SEED_ROWS_MAX)
+        table["seed_rows_total"] = chosen["seeds"]
+    return table
+
+
+def medal_tallies(experiment_ids: list[int], competition_ids: set[str] | None = None) -> dict:
+    """experiment id -> competition slug -> ``CompetitionTally`` of its current reports
+    (seeds, seeds with a medal, sum of the outcome levels), counted by the database."""
+    from django.db.models import Case, IntegerField, Sum, Value, When
+
+    from benchmark.compare import LEVELS, CompetitionTally
+
+    any_medal = Q(gold_medal=True) | Q(silver_medal=True) | Q(bronze_medal=True)
+    level = Case(
+        When(gold_medal=True, then=Value(LEVELS["gold"])),
+        When(silver_medal=True, then=Value(LEVELS["silver"])),
+        When(bronze_medal=True, then=Value(LEVELS["bronze"])),
+        When(above_median=True, then=Value(LEVELS["above_median"])),
+        When(valid_submission=True, then=Value(LEVELS["valid"])),
+        default=Value(LEVELS["none"]),
+        output_field=IntegerField(),
+    )
+    reports = GradeReport.objects.filter(experiment_id__in=experiment_ids, is_current=True)
+    if competition_ids is not None:
+        reports = reports.filter(competition__slug__in=competition_ids)
+    rows = reports.values_list("experiment_id", "competition__slug").annotate(
+        seeds=Count("pk"), medals=Count("pk", filter=any_medal), levels=Sum(level)
+    )
+    out: dict[int, dict[str, CompetitionTally]] = {i: {} for i in experiment_ids}
+    for exp_id, slug, seeds, medals, levels in rows:
+        out[exp_id][slug] = CompetitionTally(seeds=seeds, medals=medals, level_sum=levels)
+    return out
+
+
+def _any_medal_figures(experiment: Experiment) -> dict:
+    """split -> Any Medal % as ``benchmark.aggregate`` computed it (mean, standard_error,
+    ...): from the aggregate's small ``summary`` (the full figures are not decoded), or
+    from the figures for an aggregate stored without a summary."""
+    aggregate = getattr(experiment, "aggregate", None)
+    if aggregate is None:
+        return {}
+    if aggregate.summary or not aggregate.n_reports:
+        return aggregate.summary
+    return {
+        split: (figures.get("metrics") or {}).get("any_medal_percentage")
+        for split, figures in split_figures(experiment).items()
+    }
+
+
+def split_parts(experiments: list[Experiment], split: str, parts: tuple[str, ...]) -> dict:
+    """experiment id -> {part: its value in the figures of ``split``} for the ``parts``
+    asked for (e.g. "funnel", "pass_at_k"), read from the database without the rest of
+    the figures (a few KB of some 280 KB per experiment at 67 seeds)."""
+    from django.db.models.fields.json import KeyTransform
+
+    from webapp.results.models import ExperimentAggregate
+
+    def part(name):
+        return KeyTransform(name, KeyTransform(split, KeyTransform("splits", "figures")))
+
+    rows = ExperimentAggregate.objects.filter(
+        experiment_id__in=[e.pk for e in experiments]
+    ).values_list("experiment_id", *(part(name) for name in parts))
+    out = {e.pk: {} for e in experiments}
+    for pk, *values in rows:
+        out[pk] = {name: value for name, value in zip(parts, values, strict=True) if value}
     return out
 
 
@@ -298,8 +454,7 @@ def any_medal_by_split(experiment: Experiment) -> dict:
     else as published (with the footnotes marking each figure). Each value says which
     (``"source"``: "reports" or "published")."""
     out = {}
-    for split, figures in split_figures(experiment).items():
-        metric = (figures.get("metrics") or {}).get("any_medal_percentage")
+    for split, metric in _any_medal_figures(experiment).items():
         if metric and metric.get("mean") is not None:
             out[split] = {
                 "mean": metric["mean"],
@@ -337,7 +492,7 @@ def _pairwise_comparisons(
     (published figures on a side): per common split, the difference of means with an
     interval from the two SEMs (``"kind": "unpaired"``)."""
     from benchmark.catalogue import load_catalogue
-    from benchmark.compare import compare_experiments, compare_split_figures
+    from benchmark.compare import compare_split_figures, compare_tallies
 
     base = experiments[0]
     outcomes = None  # per-competition outcomes, read once if a pair needs them
@@ -353,8 +508,8 @@ def _pairwise_comparisons(
                 if outcomes is None:
                     catalogue = load_catalogue(include_demo=True)
                     ids = {cid for cid, facts in catalogue.items() if split in facts.splits}
-                    outcomes = medal_outcomes([e.pk for e in experiments], ids)
-                result = compare_experiments(
+                    outcomes = medal_tallies([e.pk for e in experiments], ids)
+                result = compare_tallies(
                     base.name, outcomes[base.pk], other.name, outcomes[other.pk]
                 ).to_dict()
         except ValueError as exc:
@@ -375,7 +530,9 @@ def experiments_chosen(user, raw_ids: str) -> tuple[list[Experiment], list[int]]
         for e in experiments_visible_to(user)
         .filter(pk__in=ids)
         .select_related("aggregate")
-        .defer("aggregate__clean_figures")
+        # What is compared comes from the summary and the reports; the figures shown
+        # are read by ``split_parts``.
+        .defer("aggregate__figures", "aggregate__clean_figures")
     }
     return [found[i] for i in ids if i in found], [i for i in ids if i not in found]
 

@@ -79,7 +79,12 @@ def experiment_detail(request, pk: int):
         split = default_split(splits)
     current = splits.get(split, {})
     stages = selectors.funnel_of(current)
-    rows = selectors.competition_rows(experiment)
+    table = selectors.competition_table(experiment, request.GET.get("seeds", ""))
+    # Links to one competition's seeds keep the split and the subset shown.
+    seeds_query = request.GET.copy()
+    seeds_query.pop("seeds", None)
+    seeds_href = "?" + (seeds_query.urlencode() + "&" if seeds_query else "") + "seeds="
+    back_query = seeds_query.urlencode()
     return render(
         request,
         "results/experiment.html",
@@ -109,9 +114,21 @@ def experiment_detail(request, pk: int):
             )
             if current.get("pass_at_k", {}).get("values")
             else None,
-            "rows_html": render_rows("results/competition_rows.html", rows=rows),
+            "table": table,
+            "rows_html": render_rows(
+                "results/competition_rows.html",
+                rows=table["rows"],
+                folded=table["folded"],
+                seeds_href=seeds_href,
+            ),
+            "seed_rows_html": render_rows(
+                "results/competition_rows.html", rows=table["seed_rows"], folded=False
+            )
+            if table["seed_rows"]
+            else "",
+            "all_competitions_href": "?" + back_query + "#reports",
             # Figures as published, nothing behind them: no reports to list or download.
-            "published_only": bool(experiment.published_figures) and not rows,
+            "published_only": bool(experiment.published_figures) and not table["rows"],
             "published": experiment.published_figures,
             "published_footnotes": selectors.published_footnotes(experiment),
             "time_figure": _time_scaling_figure(experiment),
@@ -170,7 +187,8 @@ def compare(request):
     for comparison in result["comparisons"]:
         for row in comparison.get("splits", ()):
             row["label"] = split_label(row["split"])
-    per_experiment = [(e, selectors.split_figures(e).get(split, {})) for e in chosen]
+    parts = selectors.split_parts(chosen, split, ("funnel", "pass_at_k"))
+    per_experiment = [(e, parts[e.pk]) for e in chosen]
     shown_splits = in_display_order(s for e in chosen for s in result["by_split"][e.pk])
     funnels = [(e.name, selectors.funnel_of(f)) for e, f in per_experiment]
     curves = [
