@@ -15,6 +15,7 @@ PostgreSQL only, in a database of its own, dropped and created (never ``mleboard
         .venv/bin/python bench/million_bench.py [--reports 1000000] [--jobs 2] [--runs DIR]
 
 ``--runs DIR`` keeps the generated folder there (and reuses it when it is complete).
+``--pages-only`` times the pages of the database as it is (nothing dropped or imported).
 """
 
 import argparse
@@ -32,7 +33,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-TARGETS_MS = {"leaderboard /": 150, "experiment page": 150, "compare (2 experiments)": 400}
+TARGETS_MS = {
+    "leaderboard /": 150,
+    "experiment page": 150,
+    "experiment, one's seeds": 150,
+    "compare (2 experiments)": 400,
+}
 
 
 def seeds_per_experiment(n_experiments: int, n_competitions: int, n_reports: int) -> list[int]:
@@ -178,17 +184,28 @@ def main() -> None:
 def time_pages(ids: list[int], requests: int) -> None:
     from django.test import Client
 
+    from webapp.results.models import GradeReport
+
     client = Client()
+    middle = ids[len(ids) // 2]
+    one = (
+        GradeReport.objects.filter(experiment_id=middle)
+        .order_by("competition__slug")
+        .values_list("competition__slug", flat=True)
+        .first()
+    )
     pages = {
         "leaderboard /": "/",
         "leaderboard, clean subset": "/?clean=1",
-        "experiment page": f"/experiments/{ids[len(ids) // 2]}/",
+        "experiment page": f"/experiments/{middle}/",
+        "experiment, one's seeds": f"/experiments/{middle}/?seeds={one}",
         "compare (2 experiments)": f"/compare/?experiments={ids[0]},{ids[1]}",
         "compare (4 experiments)": f"/compare/?experiments={','.join(map(str, ids[:4]))}",
         "competition page": "/competitions/spaceship-titanic/",
         "API leaderboard": "/api/leaderboard/",
         "API experiment": f"/api/experiments/{ids[0]}/",
     }
+    print(f"\nload average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"\n{'page (cache off)':28} {'median ms':>10} {'p90 ms':>8} {'target':>7} {'bytes':>10}")
     for label, url in pages.items():
         client.get(url)  # warm
@@ -206,6 +223,7 @@ def time_pages(ids: list[int], requests: int) -> None:
             f"{label:28} {statistics.median(times):10.1f} {p90:8.1f} "
             f"{target if target else '':>7} {size:10,}"
         )
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
