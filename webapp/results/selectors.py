@@ -174,7 +174,11 @@ def experiment_reports(experiment: Experiment) -> QuerySet:
 def _num(value, digits: int | None = None) -> str:
     if value is None:
         return ""
-    return f"{value:.{digits}f}" if digits is not None else format_score(value)
+    if digits is None:
+        return format_score(value)
+    text = f"{value:.{digits}f}"
+    # -0.001 to two places is 0.00, not -0.00.
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
 # Up to this many seeds per competition the table lists every seed; above it, one row per
@@ -294,9 +298,11 @@ def competition_summary_rows(experiment: Experiment) -> list[dict]:
     thresholds = ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")
     rows = (
         GradeReport.objects.filter(experiment=experiment, is_current=True)
-        .values("competition__slug", "competition__lower_is_better")
+        .values("competition__slug")
         .annotate(
             n=Count("pk"),
+            # The direction the reports were graded in (as the per-seed rows use it).
+            lower_votes=Count("pk", filter=Q(is_lower_better=True)),
             mean=Avg("score"),
             high=Max("score"),
             low=Min("score"),
@@ -319,7 +325,8 @@ def competition_summary_rows(experiment: Experiment) -> list[dict]:
     competition_url = url_for_each("competition-detail")
     out = []
     for r in rows:
-        slug, lower, n = r["competition__slug"], r["competition__lower_is_better"], r["n"]
+        slug, n = r["competition__slug"], r["n"]
+        lower = 2 * r["lower_votes"] > n
         best = r["low"] if lower else r["high"]
         gap = medal_gap(r["mean"], r["median_threshold_mean"], r["gold_threshold_mean"], lower)
         medals = [(m, r[m]) for m in ("gold", "silver", "bronze") if r[m]]
