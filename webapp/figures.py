@@ -242,8 +242,17 @@ def breakdown_bars(groups: dict, *, title: str = "") -> dict:
     }
 
 
+def _k_step(largest_k: int, most_ticks: int = 12) -> int:
+    """A whole tick step for the k axis: every k up to 12 seeds, then 2, 5, 10, 20, ..."""
+    for step in (1, 2, 5, 10, 20, 25, 50, 100, 200, 500):
+        if largest_k / step <= most_ticks:
+            return step
+    return max(1, largest_k // most_ticks)
+
+
 def pass_at_k_curves(curves: Sequence[tuple[str, Sequence[dict]]]) -> dict:
     """pass@k (Any Medal) against k, one line per (label, [{"k", "percentage"}])."""
+    largest_k = max((p["k"] for _, points in curves for p in points), default=1)
     return {
         "data": [
             {
@@ -258,7 +267,7 @@ def pass_at_k_curves(curves: Sequence[tuple[str, Sequence[dict]]]) -> dict:
         ],
         "layout": {
             **LAYOUT_BASE,
-            "xaxis": {"title": {"text": "k (seeds)"}, "dtick": 1},
+            "xaxis": {"title": {"text": "k (seeds)"}, "dtick": _k_step(largest_k), "tick0": 0},
             "yaxis": percent_axis(
                 "pass@k, Any Medal %",
                 [p["percentage"] for _, points in curves for p in points],
