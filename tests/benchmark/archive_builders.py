@@ -26,11 +26,19 @@ SUBMISSION_CSV = b"id,prediction\n0,0.5\n1,0.5\n"
 
 
 def zip_bytes(files: Mapping[str, bytes]) -> bytes:
-    """A deflate zip holding ``files`` (name -> content; a name ending in "/" is a folder)."""
+    """A deflate zip holding ``files`` (name -> content; a name ending in "/" is a folder).
+    Deterministic: the same files give the same bytes (entries are dated 1980-01-01, not
+    now), so a test sending one archive twice sends one checksum."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in files.items():
-            archive.writestr(name, b"" if name.endswith("/") else data)
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            if name.endswith("/"):
+                info.external_attr = 0o40755 << 16 | 0x10
+            else:
+                info.external_attr = 0o644 << 16
+            archive.writestr(info, b"" if name.endswith("/") else data)
     return buffer.getvalue()
 
 
