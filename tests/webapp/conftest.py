@@ -93,6 +93,36 @@ def celery_worker_process(transactional_db, tmp_path):
 
 
 @pytest.fixture
+def alice(django_user_model):
+    """A signed-up user (tests that need her with more rights define their own)."""
+    return django_user_model.objects.create_user("alice", password="pw-alice-123")
+
+
+@pytest.fixture
+def bob(django_user_model):
+    """Another user, who must not see alice's private things."""
+    return django_user_model.objects.create_user("bob", password="pw-bob-123")
+
+
+@pytest.fixture
+def demo_leaderboards(tmp_path, settings):
+    """The four demo competitions built (one seed of each reference agent), in the
+    catalogue and with their leaderboards; the build (its submissions) is returned."""
+    from benchmark.demo import DEMO_COMPETITIONS, build_demo
+    from webapp.competitions.models import Competition
+    from webapp.competitions.services import catalogue_sync, leaderboard_import_file
+
+    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_ROOT.mkdir()
+    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1)
+    catalogue_sync()
+    for cid in DEMO_COMPETITIONS:
+        leaderboard_import_file(Competition.objects.get(slug=cid), build.leaderboards[cid])
+    return build
+
+
+@pytest.fixture
 def media(tmp_path, settings):
     """An empty MEDIA_ROOT of the test's own."""
     settings.MEDIA_ROOT = tmp_path / "media"

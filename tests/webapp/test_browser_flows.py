@@ -6,46 +6,33 @@ import json
 import pytest
 from django.contrib.auth.models import Permission
 
-from benchmark.demo import DEMO_COMPETITIONS, build_demo
+from benchmark.demo import DEMO_COMPETITIONS
 from tests.benchmark import archive_builders as ab
-from webapp.competitions.models import Competition
-from webapp.competitions.services import catalogue_sync, leaderboard_import_file
 
 from .conftest import shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def demo(tmp_path, settings):
-    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir()
-    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1)
-    catalogue_sync()
-    for cid in DEMO_COMPETITIONS:
-        leaderboard_import_file(Competition.objects.get(slug=cid), build.leaderboards[cid])
-    return build
-
-
-def sign_in(page, live_server, username, password):
-    page.goto(live_server.url + "/accounts/login/")
+def sign_in(page, live_server, username, password, then="/"):
+    """Sign in through the login form and land on ``then``."""
+    page.goto(live_server.url + "/accounts/login/?next=" + then)
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", password)
     page.click("form button[type=submit]")
-    page.wait_for_url(live_server.url + "/")
+    page.wait_for_url(live_server.url + then)
 
 
 def test_upload_form_and_live_progress(
-    page, live_server, demo, celery_worker_process, django_user_model, tmp_path
+    page, live_server, demo_leaderboards, celery_worker_process, django_user_model, tmp_path
 ):
     django_user_model.objects.create_user("ivy", password="pw-ivy-12345")
     group = "2024-10-01T00-00-00-GMT_run-group_linear"
     files = {f"{group}/metadata.json": json.dumps({"run_group": group, "runs": {}}).encode()}
     for index, cid in enumerate(DEMO_COMPETITIONS):
-        files[f"{group}/{ab.run_id(cid, index)}/submission/submission.csv"] = demo.submissions[
-            "linear"
-        ][0][cid].read_bytes()
+        files[f"{group}/{ab.run_id(cid, index)}/submission/submission.csv"] = (
+            demo_leaderboards.submissions["linear"][0][cid].read_bytes()
+        )
     archive = ab.write_file(tmp_path / "runs.zip", ab.zip_bytes(files))
 
     sign_in(page, live_server, "ivy", "pw-ivy-12345")
@@ -71,7 +58,7 @@ def test_upload_form_and_live_progress(
 
 
 def test_agent_run_pages(
-    page, live_server, demo, unisolated, celery_worker_process, django_user_model
+    page, live_server, demo_leaderboards, unisolated, celery_worker_process, django_user_model
 ):
     user = django_user_model.objects.create_user("jon", password="pw-jon-123456")
     user.user_permissions.add(Permission.objects.get(codename="launch_agent_runs"))

@@ -9,15 +9,14 @@ import json
 
 import pytest
 
-from benchmark.demo import DEMO_COMPETITIONS, build_demo
 from tests.benchmark import archive_builders as ab
 from tests.webapp import integrity_cases as cases
 from webapp.competitions.models import Competition
-from webapp.competitions.services import catalogue_sync, leaderboard_import_file
 from webapp.integrity.models import RunCheck
 from webapp.results.models import Experiment, ExperimentAggregate, Run
 
 from .conftest import shot, wait_for
+from .test_browser_flows import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -30,33 +29,13 @@ SEEDED = {
 }
 
 
-@pytest.fixture
-def demo(tmp_path, settings):
-    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir()
-    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1)
-    catalogue_sync()
-    for cid in DEMO_COMPETITIONS:
-        leaderboard_import_file(Competition.objects.get(slug=cid), build.leaderboards[cid])
-    return build
-
-
-def sign_in(page, live_server, username, password, then="/"):
-    page.goto(live_server.url + "/accounts/login/?next=" + then)
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", password)
-    page.click("form button[type=submit]")
-    page.wait_for_url(live_server.url + then)
-
-
 def any_medal(experiment_id) -> float:
     figures = ExperimentAggregate.objects.get(experiment_id=experiment_id).figures["splits"]
     return next(iter(figures.values()))["metrics"]["any_medal_percentage"]["mean"]
 
 
 def test_upload_graded_checked_flagged_reviewed_and_figures_change(
-    browser, live_server, demo, celery_worker_process, django_user_model, tmp_path
+    browser, live_server, demo_leaderboards, celery_worker_process, django_user_model, tmp_path
 ):
     django_user_model.objects.create_user(
         "rita", password="pw-rita-12345", is_staff=True, is_superuser=True
@@ -88,7 +67,9 @@ def test_upload_graded_checked_flagged_reviewed_and_figures_change(
     files = {f"{group}/metadata.json": json.dumps({"run_group": group, "runs": {}}).encode()}
     for index, (cid, code) in enumerate(SEEDED.items()):
         base = f"{group}/{ab.run_id(cid, index)}"
-        files[f"{base}/submission/submission.csv"] = demo.submissions["linear"][0][cid].read_bytes()
+        files[f"{base}/submission/submission.csv"] = demo_leaderboards.submissions["linear"][0][
+            cid
+        ].read_bytes()
         files[f"{base}/code/solution.py"] = code.encode()
         files[f"{base}/logs/run.log"] = b"fitting\nwrote the submission\n"
     archive = ab.write_file(tmp_path / "runs.zip", ab.zip_bytes(files))

@@ -43,16 +43,6 @@ def catalogue():
 
 
 @pytest.fixture
-def alice(django_user_model):
-    return django_user_model.objects.create_user("alice", password="pw-alice-123")
-
-
-@pytest.fixture
-def bob(django_user_model):
-    return django_user_model.objects.create_user("bob", password="pw-bob-123")
-
-
-@pytest.fixture
 def staff(django_user_model):
     return django_user_model.objects.create_user("rita", password="pw-rita-123", is_staff=True)
 

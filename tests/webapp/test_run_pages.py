@@ -24,16 +24,6 @@ def catalogue():
 
 
 @pytest.fixture
-def alice(django_user_model):
-    return django_user_model.objects.create_user("alice", password="pw-alice-123")
-
-
-@pytest.fixture
-def bob(django_user_model):
-    return django_user_model.objects.create_user("bob", password="pw-bob-123")
-
-
-@pytest.fixture
 def as_alice(client, alice):
     client.force_login(alice)
     return client

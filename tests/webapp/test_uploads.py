@@ -26,11 +26,6 @@ METADATA = {
 
 
 @pytest.fixture
-def alice(django_user_model):
-    return django_user_model.objects.create_user("alice", password="pw-alice-123")
-
-
-@pytest.fixture
 def api(alice):
     token = Token.objects.create(user=alice)
     return Client(HTTP_AUTHORIZATION=f"Token {token.key}")
