@@ -29,7 +29,7 @@ from webapp.integrity.references import (
 )
 from webapp.results.aggregates import experiment_aggregate_refresh
 from webapp.results.leaderboard import LeaderboardFilters, leaderboard_entries
-from webapp.results.models import Experiment, GradeReport, Run, Upload
+from webapp.results.models import Experiment, ExperimentAggregate, GradeReport, Run, Upload
 from webapp.results.uploads import upload_create, upload_process
 
 pytestmark = pytest.mark.django_db
@@ -250,6 +250,60 @@ def test_disqualifying_a_run_takes_its_medal_out_of_the_figures(alice, staff):
 
     services.run_check_decide(check.pk, decision="reopen", reason="", user=staff)
     assert any_medal() == 100.0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_check_that_commits_during_a_refresh_is_never_left_out_of_the_figures(alice):
+    """A check ends while its experiment's figures are already due and a refresh starts.
+    Either the refresh waits for the check and counts it, or the figures stay due: they
+    are never marked current without it. (Row locks: PostgreSQL; SQLite serialises whole
+    transactions and cannot interleave these two.)"""
+    from django.db import connection, transaction
+
+    from webapp.results.aggregates import figures_due
+
+    if connection.vendor != "postgresql":
+        pytest.skip("interleaved transactions need PostgreSQL (CI runs it)")
+    (run,) = graded_upload(alice, {COMPETITION: cases.CLEAN})
+    experiment = run.experiment
+    RunCheck.objects.create(run=run)
+    Experiment.objects.filter(pk=experiment.pk).update(figures_due_since=timezone.now())
+    marked, release, problems = threading.Event(), threading.Event(), []
+
+    def check_ends():
+        try:
+            with transaction.atomic():
+                RunCheck.objects.filter(run=run).update(status="clean", checked_at=timezone.now())
+                figures_due([experiment.pk])
+                marked.set()
+                release.wait(30)
+        except Exception as exc:  # reported below
+            problems.append(repr(exc))
+            marked.set()
+        finally:
+            connection.close()
+
+    def refresh():
+        try:
+            experiment_aggregate_refresh(experiment.pk)
+        except Exception as exc:  # reported below
+            problems.append(repr(exc))
+        finally:
+            connection.close()
+
+    checker = threading.Thread(target=check_ends)
+    checker.start()
+    assert marked.wait(30)
+    refresher = threading.Thread(target=refresh)
+    refresher.start()
+    refresher.join(1.0)  # with the fix it waits for the check's transaction
+    release.set()
+    checker.join()
+    refresher.join()
+    assert problems == []
+    if Experiment.objects.get(pk=experiment.pk).figures_due_since is not None:
+        experiment_aggregate_refresh(experiment.pk)  # the refresh that was sent
+    assert ExperimentAggregate.objects.get(experiment=experiment).runs_checked == 1
 
 
 def test_the_leaderboard_filters_on_integrity_and_descriptions(alice, bob):

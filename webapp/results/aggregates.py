@@ -103,11 +103,21 @@ def figures_due(experiment_ids) -> None:
     from webapp.results.tasks import refresh_experiment_aggregate_task
 
     now = timezone.now()
-    for pk in set(experiment_ids):
-        if Experiment.objects.filter(pk=pk, figures_due_since__isnull=True).update(
-            figures_due_since=now
-        ):
-            send_on_commit(refresh_experiment_aggregate_task, pk)
+    for pk in sorted(set(experiment_ids)):
+        # The experiment's row lock orders this mark against a refresh in progress: the
+        # refresh holds it while it reads the reports and checks, so either it sees what
+        # this transaction wrote, or it has finished and cleared the mark, which this call
+        # then sets again. (An update of rows still "due" takes no lock when it matches
+        # nothing, and a refresh could clear the mark without having seen this change.)
+        with transaction.atomic():
+            due = (
+                Experiment.objects.select_for_update()
+                .filter(pk=pk)
+                .values_list("figures_due_since", flat=True)
+                .first()
+            )
+            if due is None and Experiment.objects.filter(pk=pk).update(figures_due_since=now):
+                send_on_commit(refresh_experiment_aggregate_task, pk)
 
 
 @transaction.atomic
