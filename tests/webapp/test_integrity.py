@@ -342,6 +342,26 @@ def test_check_due_marks_and_the_sweeper_gives_up_after_the_budget(alice, settin
     assert check.due_since is None and "never finished" in check.note
 
 
+def test_a_check_asked_for_while_it_runs_goes_round_again(alice, monkeypatch):
+    """A new corpus arrives while a run's check is reading the old one: the check ends
+    still due (its task sent again), and the next pass ends it."""
+    (run,) = graded_upload(alice, {COMPETITION: cases.CLEAN})
+    assert services.check_due([run.pk]) == 1
+    scan = services.scan_run
+
+    def scan_then_asked_again(folder):
+        services.check_due([run.pk])  # as a corpus import does, mid-check
+        return scan(folder)
+
+    monkeypatch.setattr(services, "scan_run", scan_then_asked_again)
+    services.run_check(run.pk)
+    assert RunCheck.objects.get(run=run).due_since is not None
+    monkeypatch.setattr(services, "scan_run", scan)
+    services.run_check(run.pk)
+    check = RunCheck.objects.get(run=run)
+    assert check.due_since is None and check.status == "clean"
+
+
 # ---------------------------------------------------------------- the LLM judge (a fake)
 
 

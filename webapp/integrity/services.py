@@ -134,7 +134,10 @@ def check_due(run_ids) -> int:
     for run_id in list(run_ids):
         check, created = RunCheck.objects.get_or_create(run_id=run_id)
         if not created and check.due_since is not None:
-            continue  # already asked for; the sweeper sees to a lost one
+            # Already asked for, perhaps running now: a new mark tells that check to go
+            # round once more when it ends (the sweeper sees to a lost one).
+            if RunCheck.objects.filter(pk=check.pk, due_since__isnull=False).update(due_since=now):
+                continue
         RunCheck.objects.filter(pk=check.pk).update(due_since=now, attempts=0)
         send_on_commit(check_run_task, run_id)
         count += 1
@@ -246,6 +249,7 @@ def run_check(run_id: int) -> RunCheck | None:
     if run is None:
         return None
     check, _ = RunCheck.objects.get_or_create(run=run)
+    asked_at = check.due_since
     if run.status != Run.Status.GRADED:
         RunCheck.objects.filter(pk=check.pk).update(
             due_since=None, note="the run is not graded (yet): nothing to check"
@@ -324,13 +328,19 @@ def run_check(run_id: int) -> RunCheck | None:
             for name in yes:
                 reasons.append(f"LLM review says yes to {name.replace('_', ' ')}")
         status = Status.FLAGGED if reasons else Status.CLEAN
+    from webapp.integrity.tasks import check_run_task
+
     with transaction.atomic():
         current = RunCheck.objects.select_for_update().get(pk=check.pk)
         if current.decided:
             status = current.status
+        # Asked for again while this ran (a new corpus, say): stay due and go round again.
+        again = current.due_since is not None and current.due_since != asked_at
         RunCheck.objects.filter(pk=check.pk).update(
-            status=status, reasons=reasons, due_since=None, **fields
+            status=status, reasons=reasons, due_since=current.due_since if again else None, **fields
         )
+        if again:
+            send_on_commit(check_run_task, run.pk)
         figures_due([run.experiment_id])
     return RunCheck.objects.get(pk=check.pk)
 
