@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.db import transaction
 from django.db.models import Max
+from django.db.models.signals import post_save
 
 from benchmark.catalogue import CompetitionFacts, load_catalogue
 from benchmark.leaderboard import LeaderboardTable, read_leaderboard
@@ -40,67 +41,147 @@ def _known_issue_kind(note: str) -> str:
 @transaction.atomic
 def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
     """Create or update a Competition for every catalogue entry (facts only; descriptions
-    and admin edits such as ``retired`` are left alone) and the catalogue's known issues."""
+    and admin edits such as ``retired`` are left alone), its splits, the catalogue's known
+    issues and the grading quirks our grader reproduces.
+
+    A handful of queries whatever the catalogue's size (it runs at every start and in most
+    tests): rows are compared in memory and written in bulk. Bulk writes send no model
+    signals, so what those would do is done here: the public pages are marked changed,
+    and a known issue added sends ``post_save`` (the curation makes figures due)."""
+    import graders
+    from webapp import page_cache
+
     for order, split in enumerate(SPLITS):
         Split.objects.update_or_create(
             slug=split.slug, defaults={"name": split.label, "order": order}
         )
-    splits = {s.slug: s for s in Split.objects.all()}
+    splits = {s.slug: s.pk for s in Split.objects.all()}
+    catalogue = load_catalogue(include_demo=include_demo)
     result = CatalogueSyncResult()
-    for facts in load_catalogue(include_demo=include_demo).values():
-        competition, created = competition_upsert_facts(facts)
-        competition.splits.set([splits[s] for s in facts.splits if s in splits])
-        (result.created if created else result.updated).append(facts.id)
-        for note in facts.known_issues:
-            KnownIssue.objects.get_or_create(
-                competition=competition,
-                note=note,
-                source=KnownIssue.Source.CATALOGUE,
-                defaults={"kind": _known_issue_kind(note)},
-            )
-        _sync_grader_quirks(competition)
+
+    existing = {c.slug: c for c in Competition.objects.filter(slug__in=list(catalogue))}
+    to_create, to_update = [], []
+    for facts in catalogue.values():
+        values = _fact_fields(facts)
+        competition = existing.get(facts.id)
+        if competition is None:
+            to_create.append(Competition(slug=facts.id, **values))
+            result.created.append(facts.id)
+            continue
+        result.updated.append(facts.id)
+        if any(getattr(competition, name) != value for name, value in values.items()):
+            for name, value in values.items():
+                setattr(competition, name, value)
+            to_update.append(competition)
+    Competition.objects.bulk_create(to_create)
+    if to_update:
+        Competition.objects.bulk_update(to_update, list(_FACT_FIELDS))
+    ids = dict(Competition.objects.filter(slug__in=list(catalogue)).values_list("slug", "pk"))
+    changed = bool(to_create or to_update)
+
+    # Splits: the catalogue's, exactly (other splits are not the catalogue's to keep).
+    through = Competition.splits.through
+    wanted = {
+        (ids[facts.id], splits[s])
+        for facts in catalogue.values()
+        for s in facts.splits
+        if s in splits
+    }
+    held = set(
+        through.objects.filter(competition_id__in=ids.values()).values_list(
+            "competition_id", "split_id"
+        )
+    )
+    for competition_id, split_id in held - wanted:
+        through.objects.filter(competition_id=competition_id, split_id=split_id).delete()
+    through.objects.bulk_create(
+        [through(competition_id=c, split_id=s) for c, s in sorted(wanted - held)]
+    )
+    changed = changed or held != wanted
+
+    # Known issues: the catalogue's notes (added, never removed: an admin may have edited
+    # them) and the grader's quirks (kept equal to the grader's list).
+    issues = set(
+        KnownIssue.objects.filter(
+            competition_id__in=ids.values(),
+            source__in=(KnownIssue.Source.CATALOGUE, KnownIssue.Source.GRADER),
+        ).values_list("competition_id", "source", "note", "pk")
+    )
+    have = {(c, source, note) for c, source, note, _ in issues}
+    new_issues, stale = [], []
+    for facts in catalogue.values():
+        competition_id = ids[facts.id]
+        for note in dict.fromkeys(facts.known_issues):
+            if (competition_id, KnownIssue.Source.CATALOGUE, note) not in have:
+                new_issues.append(
+                    KnownIssue(
+                        competition_id=competition_id,
+                        note=note,
+                        source=KnownIssue.Source.CATALOGUE,
+                        kind=_known_issue_kind(note),
+                    )
+                )
+        try:
+            quirks = graders.grader_for(facts.id).quirks
+        except graders.UnknownCompetition:
+            continue
+        stale += [
+            pk
+            for c, source, note, pk in issues
+            if c == competition_id and source == KnownIssue.Source.GRADER and note not in quirks
+        ]
+        for note in dict.fromkeys(quirks):
+            if (competition_id, KnownIssue.Source.GRADER, note) not in have:
+                new_issues.append(
+                    KnownIssue(
+                        competition_id=competition_id,
+                        note=note,
+                        source=KnownIssue.Source.GRADER,
+                        kind=KnownIssue.Kind.GRADER_QUIRK,
+                        excludes_from_clean_subset=False,
+                    )
+                )
+    if stale:
+        KnownIssue.objects.filter(pk__in=stale).delete()  # sends post_delete
+    created = KnownIssue.objects.bulk_create(new_issues)
+    for issue in {i.competition_id: i for i in created}.values():
+        post_save.send(KnownIssue, instance=issue, created=True, raw=False, using="default")
+    if changed or stale or created:
+        page_cache.changed()
     return result
 
 
-def _sync_grader_quirks(competition: Competition) -> None:
-    """Record the MLE-bench grading quirks our grader reproduces as known issues, so the
-    site shows them. They describe how published numbers were graded, so they do not
-    take the competition out of the clean subset."""
-    import graders
+_FACT_FIELDS = (
+    "name",
+    "category",
+    "complexity",
+    "metric",
+    "lower_is_better",
+    "awards_medals",
+    "competition_type",
+    "id_column",
+    "target_columns",
+    "is_demo",
+)
 
-    try:
-        quirks = graders.grader_for(competition.slug).quirks
-    except graders.UnknownCompetition:
-        return
-    stale = KnownIssue.objects.filter(
-        competition=competition, source=KnownIssue.Source.GRADER
-    ).exclude(note__in=quirks)
-    stale.delete()
-    for note in quirks:
-        KnownIssue.objects.get_or_create(
-            competition=competition,
-            note=note,
-            source=KnownIssue.Source.GRADER,
-            defaults={"kind": KnownIssue.Kind.GRADER_QUIRK, "excludes_from_clean_subset": False},
-        )
+
+def _fact_fields(facts: CompetitionFacts) -> dict:
+    return {
+        "name": facts.name,
+        "category": facts.category,
+        "complexity": facts.complexity,
+        "metric": facts.metric,
+        "lower_is_better": facts.lower_is_better,
+        "awards_medals": facts.awards_medals,
+        "competition_type": facts.competition_type,
+        "id_column": facts.id_column,
+        "target_columns": list(facts.target_columns),
+        "is_demo": "demo" in facts.splits,
+    }
 
 
 def competition_upsert_facts(facts: CompetitionFacts) -> tuple[Competition, bool]:
-    return Competition.objects.update_or_create(
-        slug=facts.id,
-        defaults={
-            "name": facts.name,
-            "category": facts.category,
-            "complexity": facts.complexity,
-            "metric": facts.metric,
-            "lower_is_better": facts.lower_is_better,
-            "awards_medals": facts.awards_medals,
-            "competition_type": facts.competition_type,
-            "id_column": facts.id_column,
-            "target_columns": list(facts.target_columns),
-            "is_demo": "demo" in facts.splits,
-        },
-    )
+    return Competition.objects.update_or_create(slug=facts.id, defaults=_fact_fields(facts))
 
 
 def file_sha256(path: Path) -> str:
