@@ -37,3 +37,14 @@ def mlebench_checkout(tmp_path_factory) -> Path:
     shipped = REPO_ROOT / "benchmark" / "data" / "published_results.yaml"
     entries = entries_from_yaml(shipped.read_text(encoding="utf-8"))
     return build_checkout(tmp_path_factory.mktemp("mle-bench"), entries)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fast_password_hashing():
+    """Tests make and sign in hundreds of users: a deliberately slow hash (the site's
+    PBKDF2) would be most of their set-up. The test-only MD5 hasher keeps them quick;
+    the site's own setting is untouched."""
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield

@@ -60,7 +60,7 @@ def scaffold_dirs(tmp_path, docker_client):
 def site(tmp_path, settings, scaffold_dirs, fake_llm, monkeypatch):
     """demo-wine on the site, the scaffolds as site agents and the operator's model
     endpoint (the fake LLM) in the environment the worker inherits."""
-    from benchmark.demo import build_demo
+    from tests.demo_builds import build_demo
     from webapp.competitions.models import Competition
     from webapp.competitions.services import catalogue_sync, leaderboard_import_file
 

@@ -108,7 +108,8 @@ def bob(django_user_model):
 def demo_leaderboards(tmp_path, settings):
     """The four demo competitions built (one seed of each reference agent), in the
     catalogue and with their leaderboards; the build (its submissions) is returned."""
-    from benchmark.demo import DEMO_COMPETITIONS, build_demo
+    from benchmark.demo import DEMO_COMPETITIONS
+    from tests.demo_builds import build_demo
     from webapp.competitions.models import Competition
     from webapp.competitions.services import catalogue_sync, leaderboard_import_file
 

@@ -9,7 +9,8 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from benchmark.demo import DEMO_COMPETITIONS, build_demo
+from benchmark.demo import DEMO_COMPETITIONS
+from tests.demo_builds import build_demo
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync, leaderboard_import_file
 from webapp.results.models import ExperimentAggregate, GradeReport

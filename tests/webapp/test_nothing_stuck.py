@@ -12,8 +12,9 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerDown
 from rest_framework.authtoken.models import Token
 
-from benchmark.demo import DEMO_COMPETITIONS, build_demo
+from benchmark.demo import DEMO_COMPETITIONS
 from tests.benchmark import archive_builders as ab
+from tests.demo_builds import build_demo
 from webapp.competitions.models import Competition, KnownIssue
 from webapp.competitions.services import catalogue_sync
 from webapp.results import tasks

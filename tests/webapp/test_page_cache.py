@@ -91,7 +91,7 @@ def test_etag_gives_304_until_something_changes(imported):
 
 
 def test_a_graded_report_shows_at_once(tmp_path, settings):
-    from benchmark.demo import build_demo
+    from tests.demo_builds import build_demo
     from webapp.results.grading import run_grade
     from webapp.results.models import Run
 

@@ -140,7 +140,7 @@ def test_api_leaderboard_and_compare_give_the_page_figures(client, imported):
 
 
 def test_regrade_keeps_the_old_report_and_records_the_grader_version(tmp_path, settings):
-    from benchmark.demo import build_demo
+    from tests.demo_builds import build_demo
     from webapp.competitions.models import Competition
     from webapp.results.grading import run_grade
     from webapp.results.models import Run

@@ -4,7 +4,7 @@ final one and drawn as Any Medal % against elapsed time on the experiment page."
 import pytest
 from django.contrib.auth.models import Permission
 
-from benchmark.demo import build_demo
+from tests.demo_builds import build_demo
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync, leaderboard_import_file
 from webapp.runs.models import AgentRun, SubmissionSnapshot

@@ -14,8 +14,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 from rest_framework.authtoken.models import Token
 
-from benchmark.demo import DEMO_COMPETITIONS, build_demo
+from benchmark.demo import DEMO_COMPETITIONS
 from tests.benchmark import archive_builders as ab
+from tests.demo_builds import build_demo
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync, leaderboard_import_file
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport, Run
