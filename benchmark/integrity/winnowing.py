@@ -24,6 +24,11 @@ read from Dolos' own source (``dolos-lib`` 3.5.1 / ``dolos-core`` 1.2.1):
 * **Fragments** (``Pair.buildFragments``): paired occurrences of shared fingerprints
   chained when both k-gram indexes advance by one; fragments contained in another on
   both sides are dropped; each is reported as line ranges (1-based, inclusive).
+
+For speed (a few ms per file) the tree is walked once with a cursor into integer token
+codes, and the k-grams, the winnowing, the fragments and the corpus scores are computed
+with numpy; each is checked against the plain loops in
+tests/benchmark/test_integrity_speedup_equivalence.py.
 """
 
 from __future__ import annotations
@@ -31,10 +36,11 @@ from __future__ import annotations
 import bisect
 import json
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 KGRAM_LENGTH = 23
 KGRAMS_IN_WINDOW = 17
@@ -81,6 +87,19 @@ class Fingerprints:
     def total(self) -> int:
         return len(self.hashes)
 
+    @cached_property
+    def hash_array(self):
+        """``hashes`` as a numpy int64 array (``fingerprint`` fills it in)."""
+        import numpy as np
+
+        return np.array(self.hashes, dtype=np.int64)
+
+    @cached_property
+    def line_bounds(self) -> tuple[list[int], list[int]]:
+        """The k-grams' first lines and last lines as two lists (``fingerprint`` fills it
+        in; fragments take the min and max of slices of them)."""
+        return [first for first, _ in self.lines], [last for _, last in self.lines]
+
 
 # ---------------------------------------------------------------- tokenizers
 
@@ -93,79 +112,142 @@ def _python_parser():
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
 
 
-def python_tokens(text: str) -> tuple[list[str], list[tuple[int, int]]]:
-    """Dolos' token stream of Python source, with each token's (start row, end row)
-    (0-based; a node's end is cut at its first child's start, as Dolos does)."""
-    tokens, rows_of = _python_tokens_lazy(text)
-    return tokens, [rows_of(i) for i in range(len(tokens))]
+# The Python tokenizer works on token codes rather than strings: 0 is "(", 1 is ")", and
+# each named node type gets the next code when a node of that type is first met. A node's
+# type and whether it is named are functions of its ``kind_id`` (the alias-resolved
+# symbol), so the walk looks the code up by ``kind_id`` and never builds type strings.
+_OPEN, _CLOSE = 0, 1
+_ANONYMOUS, _COMMENT = -1, -2
+_CLOSING = -3  # the walk's event for node n closing is _CLOSING - n
+_PY_CODES: dict[int, int] = {}  # kind_id -> code, or _ANONYMOUS / _COMMENT
+_PY_TOKENS: list[str] = ["(", ")"]  # code -> token
+_PY_HASHES = None  # numpy array: code -> token_hash(token), rebuilt when codes are added
+_PY_LOCK = threading.Lock()
+
+
+def _python_code(node) -> int:
+    """The code of ``node``'s kind, learnt from this first node of that kind."""
+    with _PY_LOCK:
+        code = _PY_CODES.get(node.kind_id)
+        if code is None:
+            if not node.is_named:
+                code = _ANONYMOUS
+            elif "comment" in node.type:  # Dolos' includeComments is off
+                code = _COMMENT
+            else:
+                code = len(_PY_TOKENS)
+                _PY_TOKENS.append(node.type)
+            _PY_CODES[node.kind_id] = code
+    return code
+
+
+def _python_token_hashes(codes):
+    """The token hashes (numpy int64) of an array of token codes."""
+    import numpy as np
+
+    global _PY_HASHES
+    table = _PY_HASHES
+    if table is None or len(table) < len(_PY_TOKENS):
+        table = _PY_HASHES = np.array([token_hash(t) for t in list(_PY_TOKENS)], dtype=np.int64)
+    return table[codes]
+
+
+def _python_walk(data: bytes) -> tuple[list[int], list]:
+    """The named nodes of UTF-8 Python source as Dolos walks them: a list of events
+    (a node's code when it opens, ``_COMMENT`` for a comment; ``_CLOSING - number`` when
+    a node other than a comment closes) and the list of the nodes, numbered in pre-order,
+    comments included (tree-sitter nodes, read only for the few rows needed).
+
+    One pre-order walk with a tree cursor (no recursion, no lists of children, as little
+    as possible per node); it descends into named nodes only, as Dolos recurses over
+    ``namedChildren``, and steps over anonymous ones."""
+    tree = _python_parser().parse(data)
+    cursor = tree.walk()
+    events: list[int] = []
+    nodes: list = []
+    parents: list[int] = []  # the nodes whose children are being walked (-1: a comment)
+    anonymous, comment, closing = _ANONYMOUS, _COMMENT, _CLOSING
+    code_of = _PY_CODES.get
+    add_event, add_node = events.append, nodes.append
+    push, pop = parents.append, parents.pop
+    goto_first_child, goto_next_sibling = cursor.goto_first_child, cursor.goto_next_sibling
+    goto_parent = cursor.goto_parent
+    while True:
+        node = cursor.node
+        code = code_of(node.kind_id)
+        if code is None:
+            code = _python_code(node)
+        if code != anonymous:
+            number = len(nodes)
+            add_node(node)
+            add_event(code)
+            if goto_first_child():
+                push(-1 if code == comment else number)
+                continue
+            if code != comment:
+                add_event(closing - number)
+        while not goto_next_sibling():
+            if not goto_parent():
+                return events, nodes
+            number = pop()
+            if number >= 0:
+                add_event(closing - number)
 
 
 def _python_tokens_lazy(text: str):
-    """The tokens, and a function giving a token's (start row, end row) on demand (only
-    the selected k-grams' ends need rows)."""
+    """The token codes and token hashes (numpy), and a function giving the (start rows,
+    end rows) of the tokens at an array of indexes (0-based; a node's end is cut at its
+    first named child's start, as Dolos does). Fingerprints only need the rows of their
+    k-grams' ends, so rows are not computed for every token."""
+    import numpy as np
+
     data = text.encode("utf-8")
-    tokens, owner, starts, ends = _python_token_nodes(data)
-    newlines = [match.start() for match in re.finditer(b"\n", data)]
+    events, nodes = _python_walk(data)
+    # Token codes from the events: an opening one gives "(" and the node type (nothing
+    # for a comment), a closing one ")"; each token's node number alongside.
+    all_events = np.array(events, dtype=np.intp)
+    closing = all_events <= _CLOSING
+    opening = ~closing
+    opened_at = np.flatnonzero(opening)  # node number -> index of its opening event
+    event_nodes = np.cumsum(opening) - 1  # an opening event's node: the count of openings
+    event_nodes[closing] = _CLOSING - all_events[closing]
+    event_codes = np.where(closing, _CLOSE, all_events)
+    if 2 * len(opened_at) != len(events):  # some nodes are comments: they make no tokens
+        kept = event_codes != _COMMENT
+        event_codes, event_nodes, closing = event_codes[kept], event_nodes[kept], closing[kept]
+    width = 2 - closing  # tokens per event
+    codes = np.repeat(event_codes, width)
+    owner = np.repeat(event_nodes, width)
+    codes[(np.cumsum(width) - width)[~closing]] = _OPEN
+    # the row of byte b: the number of newlines before it
+    row_at = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum(np.frombuffer(data, dtype=np.uint8) == ord("\n"), out=row_at[1:])
 
-    def rows_of(index: int) -> tuple[int, int]:
-        node = owner[index]
-        return (
-            bisect.bisect_left(newlines, starts[node]),
-            bisect.bisect_left(newlines, ends[node]),
-        )
+    def rows_of(indexes):
+        numbers = owner[indexes]
+        # a node with a named child (the next event after its opening is not its closing)
+        # ends, for Dolos, where that child (node number + 1) starts
+        has_child = (all_events[opened_at[numbers] + 1] > _CLOSING).tolist()
+        numbers = numbers.tolist()
+        starts = [nodes[n].start_byte for n in numbers]
+        ends = [
+            nodes[n + 1].start_byte if child else nodes[n].end_byte
+            for n, child in zip(numbers, has_child, strict=True)
+        ]
+        return row_at[starts], row_at[ends]
 
-    return tokens, rows_of
+    return codes, _python_token_hashes(codes), rows_of
 
 
-def _python_token_nodes(data: bytes) -> tuple[list[str], list[int], list[int], list[int]]:
-    """Tokens, the node each token belongs to, and each node's start and (shortened) end
-    byte. A pre-order walk with a cursor, descending into named nodes only (Dolos recurses
-    over ``namedChildren``)."""
-    tree = _python_parser().parse(data)
-    tokens: list[str] = []
-    owner: list[int] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    frames: list[int] = []  # node number, or -1 - number for a comment
-    first_child_seen: list[bool] = []
-    cursor = tree.walk()
-    append_token = tokens.append
-    append_owner = owner.append
-    while True:
-        node = cursor.node
-        if node.is_named:
-            start = node.start_byte
-            if first_child_seen and not first_child_seen[-1]:
-                parent = frames[-1]
-                ends[parent if parent >= 0 else -1 - parent] = start
-                first_child_seen[-1] = True
-            number = len(starts)
-            starts.append(start)
-            ends.append(node.end_byte)
-            kind = node.type
-            if "comment" in kind:
-                frames.append(-1 - number)
-            else:
-                frames.append(number)
-                append_token("(")
-                append_token(kind)
-                append_owner(number)
-                append_owner(number)
-            first_child_seen.append(False)
-            if cursor.goto_first_child():
-                continue
-            first_child_seen.pop()
-            if frames.pop() >= 0:
-                append_token(")")
-                append_owner(number)
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():
-                return tokens, owner, starts, ends
-            first_child_seen.pop()
-            number = frames.pop()
-            if number >= 0:
-                append_token(")")
-                append_owner(number)
+def python_tokens(text: str) -> tuple[list[str], list[tuple[int, int]]]:
+    """Dolos' token stream of Python source, with each token's (start row, end row)
+    (0-based; a node's end is cut at its first child's start, as Dolos does)."""
+    import numpy as np
+
+    codes, _, rows_of = _python_tokens_lazy(text)
+    first, last = rows_of(np.arange(len(codes)))
+    rows = list(zip(first.tolist(), last.tolist(), strict=True))
+    return [_PY_TOKENS[code] for code in codes.tolist()], rows
 
 
 _R_TOKEN = re.compile(
@@ -236,16 +318,26 @@ def source_text(name: str, text: str) -> str:
 
 def tokenize(text: str, language: str) -> tuple[list[str], list[tuple[int, int]]]:
     """The token stream and each token's (start row, end row), 0-based."""
-    tokens, rows_of = _tokenize_lazy(text, language)
-    return tokens, [rows_of(i) for i in range(len(tokens))]
+    if language == "python":
+        return python_tokens(text)
+    if language == "r":
+        return r_tokens(text)
+    raise UnsupportedLanguage(f"unsupported language {language!r}: one of {', '.join(LANGUAGES)}")
 
 
 def _tokenize_lazy(text: str, language: str):
+    """The token hashes (numpy int64) and a function giving the rows of tokens at an
+    array of indexes (see ``_python_tokens_lazy``)."""
     if language == "python":
-        return _python_tokens_lazy(text)
+        _, values, rows_of = _python_tokens_lazy(text)
+        return values, rows_of
     if language == "r":
+        import numpy as np
+
         tokens, rows = r_tokens(text)
-        return tokens, rows.__getitem__
+        first = np.array([row for row, _ in rows], dtype=np.int64)
+        last = np.array([row for _, row in rows], dtype=np.int64)
+        return _token_values(tokens), lambda indexes: (first[indexes], last[indexes])
     raise UnsupportedLanguage(f"unsupported language {language!r}: one of {', '.join(LANGUAGES)}")
 
 
@@ -261,6 +353,13 @@ def token_hash(token: str) -> int:
     return value
 
 
+def _token_values(tokens: list[str]):
+    """The token hashes (numpy int64) of a list of tokens."""
+    import numpy as np
+
+    return np.fromiter(map(token_hash, tokens), dtype=np.int64, count=len(tokens))
+
+
 def _mod_pow(base: int, exp: int, mod: int) -> int:
     return pow(base, exp, mod)
 
@@ -268,40 +367,46 @@ def _mod_pow(base: int, exp: int, mod: int) -> int:
 _MAX_BASE = _MOD - _mod_pow(_ROLL_BASE, KGRAM_LENGTH, _MOD)
 
 
-def kgram_hashes(tokens: list[str], k: int = KGRAM_LENGTH) -> list[int]:
-    """Dolos' ``RollingHash`` value after each k-gram: the polynomial hash
-    ``sum(t[s + m] * 4194301 ** (k - 1 - m)) % 33554393`` of the token hashes, which the
-    rolling update ``(base * h + t_new + (mod - base**k % mod) * t_old) % mod`` keeps
-    exactly. Computed with numpy (each product < 2**50, a row's sum < 2**55: no overflow)."""
+@lru_cache(maxsize=8)
+def _powers(k: int):
+    """``4194301 ** (k - 1 - m) % 33554393`` for m in 0..k-1 (numpy int64, read-only)."""
     import numpy as np
 
-    if len(tokens) < k:
-        return []
-    cache: dict[str, int] = {}
-    values = np.fromiter(
-        (cache[t] if t in cache else cache.setdefault(t, token_hash(t)) for t in tokens),
-        dtype=np.int64,
-        count=len(tokens),
-    )
     powers = np.array([pow(_ROLL_BASE, k - 1 - m, _MOD) for m in range(k)], dtype=np.int64)
-    windows = np.lib.stride_tricks.sliding_window_view(values, k)
-    return ((windows * powers).sum(axis=1) % _MOD).tolist()
+    powers.flags.writeable = False
+    return powers
 
 
-def winnow(
-    tokens: list[str], k: int = KGRAM_LENGTH, window: int = KGRAMS_IN_WINDOW
-) -> list[tuple[int, int]]:
-    """Dolos' ``WinnowFilter.fingerprints``: (hash, start token index) of each selected
-    k-gram, in order. The buffer logic is Dolos' line for line: when the minimum leaves
-    the window the buffer is rescanned (oldest to newest, ``<=``: the rightmost minimum
-    among the older k-grams wins a tie with the new one), otherwise a new k-gram is
-    selected when it is ``<=`` the minimum."""
+def _kgram_array(values, k: int = KGRAM_LENGTH):
+    """Dolos' ``RollingHash`` value after each k-gram of the token hashes ``values``
+    (numpy int64): the polynomial hash ``sum(t[s + m] * 4194301 ** (k - 1 - m)) %
+    33554393``, which the rolling update ``(base * h + t_new + (mod - base**k % mod) *
+    t_old) % mod`` keeps exactly. One correlation of the token hashes with the powers:
+    each product is < 2**50, a sum of k of them < 2**63 for k < 8192, so int64 is exact."""
+    import numpy as np
+
+    if len(values) < k:
+        return np.zeros(0, dtype=np.int64)
+    return np.correlate(values, _powers(k), "valid") % _MOD
+
+
+def kgram_hashes(tokens: list[str], k: int = KGRAM_LENGTH) -> list[int]:
+    """Dolos' ``RollingHash`` value after each k-gram of ``tokens`` (see ``_kgram_array``)."""
+    return _kgram_array(_token_values(tokens), k).tolist()
+
+
+def _winnow_loop(hashes: list[int], window: int = KGRAMS_IN_WINDOW) -> list[tuple[int, int]]:
+    """Dolos' ``WinnowFilter.fingerprints`` line for line over k-gram hashes: (hash, index)
+    of each selected k-gram, in order. When the minimum leaves the window the buffer is
+    rescanned (oldest to newest, ``<=``: the rightmost minimum among the older k-grams
+    wins a tie with the new one), otherwise a new k-gram is selected when it is ``<=``
+    the minimum. The reference for ``_winnow_array``."""
     buffer_pos = 0
     min_pos = 0
     buffer = [_MAX_SAFE_INTEGER] * window
     selected: list[tuple[int, int]] = []
     append = selected.append
-    for file_pos, value in enumerate(kgram_hashes(tokens, k)):
+    for file_pos, value in enumerate(hashes):
         buffer_pos = (buffer_pos + 1) % window
         buffer[buffer_pos] = value
         if min_pos == buffer_pos:
@@ -315,6 +420,99 @@ def winnow(
             min_pos = buffer_pos
             append((value, file_pos))
     return selected
+
+
+def _winnow_array(hashes, window: int = KGRAMS_IN_WINDOW):
+    """``_winnow_loop`` vectorised: (hashes, indexes) of the selected k-grams as numpy
+    arrays, given the k-gram hashes as one.
+
+    Dolos' choice after k-gram p is always a minimum of the window of k-grams
+    [p - window + 1, p] (fewer at first: its buffer starts full of MAX_SAFE_INTEGER), and
+    it records the choice whenever it changes. Among equal minima it takes the rightmost
+    (a new k-gram ``<=`` the chosen one takes over), with one exception: when the chosen
+    k-gram leaves the window, Dolos rescans the older k-grams before the new one, so
+    there the new k-gram loses a tie. So the rightmost minimum of every window is
+    computed at once, and Dolos' loop is followed only from each such tie (repeated
+    k-grams) until its choice is the rightmost minimum again."""
+    import numpy as np
+
+    count = len(hashes)
+    if count == 0:
+        return hashes, np.zeros(0, dtype=np.intp)
+    steps = np.arange(count)
+    # Rightmost minima: the minimum in each window of the keys hash * count + (count - 1 -
+    # index), which are unique and ordered by hash, then by index reversed (< 2**63 while
+    # count < 2**37).
+    keys = hashes * count + (count - 1 - steps)
+    keys = np.concatenate((np.full(window - 1, _NO_KEY, dtype=np.int64), keys))
+    chosen = count - 1 - _sliding_min(keys, window) % count
+    if count > window > 1:  # (a window of 1 has no older k-grams to tie with)
+        later = steps[window:]
+        rescans = later[chosen[later - 1] == later - window]  # the chosen one left the window
+        newest = rescans[chosen[rescans] == rescans]  # and the new k-gram became the choice
+        windows = np.lib.stride_tricks.sliding_window_view(hashes, window)  # row r: r, r + 1, ..
+        older = windows[newest - window + 1, :-1].min(axis=1)  # the window's older k-grams
+        ties = newest[older == hashes[newest]]  # ... tied with an older one
+        if len(ties):
+            chosen = _follow_dolos(hashes, chosen, ties.tolist(), window)
+    changes = np.flatnonzero(chosen[1:] != chosen[:-1]) + 1
+    indexes = chosen[np.concatenate(([0], changes))]
+    return hashes[indexes], indexes
+
+
+_NO_KEY = 2**62  # before the first k-gram (Dolos' buffer starts full of MAX_SAFE_INTEGER)
+
+
+def _sliding_min(values, window: int):
+    """The minimum of ``values[p : p + window]`` for each p: minima of spans of 1, 2, 4, ...
+    values, then of two overlapping spans (a few whole-array operations)."""
+    import numpy as np
+
+    span = 1
+    while span * 2 <= window:
+        values = np.minimum(values[:-span], values[span:])
+        span *= 2
+    if span < window:
+        values = np.minimum(values[: len(values) - (window - span)], values[window - span :])
+    return values
+
+
+def _follow_dolos(hashes, chosen, ties: list[int], window: int):
+    """Dolos' choice after each k-gram, given the rightmost minima ``chosen`` and the
+    steps where Dolos' tie rule first makes them differ: from each of those on, Dolos'
+    loop (``_winnow_loop`` with positions for buffer slots) is followed until its choice
+    is the rightmost minimum again, which it then stays until the next such step."""
+    dolos = chosen.copy()
+    count = len(hashes)
+    value = hashes.item
+    resume = 0
+    for step in ties:
+        if step < resume:  # within a stretch already followed
+            continue
+        current = chosen.item(step - 1)  # Dolos' choice so far, the same
+        while True:
+            if current == step - window:  # it leaves: rescan, the new k-gram first
+                current = step
+                for older in range(step - window + 1, step):  # oldest first, <=
+                    if value(older) <= value(current):
+                        current = older
+            elif value(step) <= value(current):
+                current = step
+            dolos[step] = current
+            step += 1
+            if step == count or current == chosen.item(step - 1):
+                break
+        resume = step
+    return dolos
+
+
+def winnow(
+    tokens: list[str], k: int = KGRAM_LENGTH, window: int = KGRAMS_IN_WINDOW
+) -> list[tuple[int, int]]:
+    """Dolos' ``WinnowFilter.fingerprints``: (hash, start token index) of each selected
+    k-gram, in order (see ``_winnow_loop``)."""
+    hashes, indexes = _winnow_array(_kgram_array(_token_values(tokens), k), window)
+    return list(zip(hashes.tolist(), indexes.tolist(), strict=True))
 
 
 def _rolling_hashes(tokens: list[str], k: int = KGRAM_LENGTH) -> list[int]:
@@ -339,15 +537,19 @@ def _js_mod(a: int, b: int) -> int:
 
 
 def fingerprint(text: str, language: str) -> Fingerprints:
-    tokens, rows_of = _tokenize_lazy(text, language)
-    hashes = []
-    lines = []
-    for value, start in winnow(tokens):
-        hashes.append(value)
-        first_row = rows_of(start)
-        last_row = rows_of(start + KGRAM_LENGTH - 1)  # Region.merge of the two ends
-        lines.append((min(first_row[0], last_row[0]) + 1, max(first_row[1], last_row[1]) + 1))
-    return Fingerprints(hashes, lines, Counter(hashes))
+    import numpy as np
+
+    values, rows_of = _tokenize_lazy(text, language)
+    hashes, starts = _winnow_array(_kgram_array(values, KGRAM_LENGTH), KGRAMS_IN_WINDOW)
+    # a k-gram's lines: Region.merge of its first and last tokens' (start row, end row)
+    start_rows, end_rows = rows_of(np.concatenate((starts, starts + (KGRAM_LENGTH - 1))))
+    count = len(starts)
+    firsts = (np.minimum(start_rows[:count], start_rows[count:]) + 1).tolist()
+    lasts = (np.maximum(end_rows[:count], end_rows[count:]) + 1).tolist()
+    hash_list = hashes.tolist()
+    result = Fingerprints(hash_list, list(zip(firsts, lasts, strict=True)), Counter(hash_list))
+    result.hash_array, result.line_bounds = hashes, (firsts, lasts)  # the cached properties
+    return result
 
 
 # ---------------------------------------------------------------- pairs
@@ -368,56 +570,75 @@ def _similarity(a: Fingerprints, b: Fingerprints) -> float:
 
 def fragments(a: Fingerprints, b: Fingerprints) -> list[Fragment]:
     """Dolos' ``buildFragments``: chains of paired occurrences, contained ones dropped."""
-    b_positions: dict[int, list[int]] = {}
-    for index, value in enumerate(b.hashes):
-        b_positions.setdefault(value, []).append(index)
-    pairs = sorted((i, j) for i, value in enumerate(a.hashes) for j in b_positions.get(value, ()))
-    runs: dict[tuple[int, int], list[int]] = {}  # next expected (i, j) -> [i0, j0, i1, j1]
-    chains: list[list[int]] = []
-    for i, j in pairs:
-        chain = runs.pop((i, j), None)
-        if chain is None:
-            chain = [i, j, i, j]
-            chains.append(chain)
-        else:
-            chain[2], chain[3] = i, j
-        runs[(i + 1, j + 1)] = chain
-    # Pair.squash, as Dolos does it: walk the fragments by start and by end of their left
-    # k-gram range; one that ends before the current one and is contained in it on both
-    # sides is dropped (Dolos' linear pass, so not every contained fragment is).
-    by_start = sorted(chains, key=lambda c: (c[0], c[2]))
-    by_end = sorted(by_start, key=lambda c: (c[2], c[0]))
-    seen: set[int] = set()
-    removed: set[int] = set()
-    j = 0
-    for started in by_start:
-        if id(started) in seen:
-            continue
-        while by_end[j] is not started:
-            candidate = by_end[j]
-            seen.add(id(candidate))
-            if (
-                started[0] <= candidate[0]
-                and candidate[2] <= started[2]
-                and started[1] <= candidate[1]
-                and candidate[3] <= started[3]
-            ):
-                removed.add(id(candidate))
-            j += 1
-        j += 1
-    kept = [c for c in by_start if id(c) not in removed]
-    result = []
-    for i0, j0, i1, j1 in kept:
-        a_lines = (
-            min(a.lines[x][0] for x in range(i0, i1 + 1)),
-            max(a.lines[x][1] for x in range(i0, i1 + 1)),
+    import numpy as np
+
+    a_hashes, b_hashes = a.hash_array, b.hash_array
+    # Every paired occurrence (i, j), a.hashes[i] == b.hashes[j], in Dolos' order (by i,
+    # then j): a's hashes looked up in b's sorted stably, so equal ones keep j's order.
+    b_order = np.argsort(b_hashes, kind="stable")
+    b_sorted = b_hashes[b_order]
+    low = np.searchsorted(b_sorted, a_hashes, "left")
+    counts = np.searchsorted(b_sorted, a_hashes, "right") - low
+    pairs = int(counts.sum())
+    if pairs == 0:
+        return []
+    i = np.repeat(np.arange(len(a_hashes)), counts)
+    j = b_order[np.repeat(low - (np.cumsum(counts) - counts), counts) + np.arange(pairs)]
+    # A pair extends the chain through (i - 1, j - 1) if that pair exists, so chains are
+    # the runs of consecutive pairs along a diagonal j - i. key orders pairs as Dolos.
+    key = i * (len(b_hashes) + 1) + j
+    step = len(b_hashes) + 2  # key(i + 1, j + 1) - key(i, j)
+    has_previous = key[np.minimum(np.searchsorted(key, key - step), pairs - 1)] == key - step
+    has_next = key[np.minimum(np.searchsorted(key, key + step), pairs - 1)] == key + step
+    along = np.lexsort((i, j - i))  # pairs by diagonal, then i: each chain a run
+    firsts, lasts = along[~has_previous[along]], along[~has_next[along]]
+    made = np.argsort(firsts)  # chains in the order Dolos makes them: by their first pair
+    firsts, lasts = firsts[made], lasts[made]
+    i0, j0, i1, j1 = i[firsts], j[firsts], i[lasts], j[lasts]
+    # Pair.squash, as Dolos does it: walk the chains by start and by end of their left
+    # k-gram range ([i0, i1]); one that the end pointer passes on its way to the current
+    # chain and is contained in it on both sides is dropped (Dolos' linear pass, so not
+    # every contained fragment is). Dolos' sorts are stable and chains differ in (i0, j0),
+    # so j0 breaks its ties.
+    by_start = np.lexsort((j0, i1, i0))
+    by_end = np.lexsort((j0, i0, i1))
+    end_rank = np.empty_like(by_end)
+    end_rank[by_end] = np.arange(len(by_end))
+    ranks = end_rank[by_start]
+    # A chain is a current one unless the pointer passed it already: iff its end rank
+    # beats those of all the chains before it by start.
+    current = np.ones(len(ranks), dtype=bool)
+    current[1:] = ranks[1:] > np.maximum.accumulate(ranks)[:-1]
+    current_ranks = ranks[current]
+    current_chains = by_start[current]
+    passed = np.ones(len(ranks), dtype=bool)
+    passed[current_ranks] = False
+    passed_ranks = np.flatnonzero(passed)
+    # each passed chain is compared with the first current chain ending after it
+    outer = current_chains[np.searchsorted(current_ranks, passed_ranks)]
+    inner = by_end[passed_ranks]
+    contained = (
+        (i0[outer] <= i0[inner])
+        & (i1[inner] <= i1[outer])
+        & (j0[outer] <= j0[inner])
+        & (j1[inner] <= j1[outer])
+    )
+    dropped = np.zeros(len(ranks), dtype=bool)
+    dropped[inner[contained]] = True
+    kept = by_start[~dropped[by_start]]
+    a_firsts, a_lasts = a.line_bounds
+    b_firsts, b_lasts = b.line_bounds
+    kept_chains = zip(
+        i0[kept].tolist(), j0[kept].tolist(), i1[kept].tolist(), j1[kept].tolist(), strict=True
+    )
+    return [
+        Fragment(
+            (min(a_firsts[a_first : a_last + 1]), max(a_lasts[a_first : a_last + 1])),
+            (min(b_firsts[b_first : b_last + 1]), max(b_lasts[b_first : b_last + 1])),
+            a_last - a_first + 1,
         )
-        b_lines = (
-            min(b.lines[x][0] for x in range(j0, j1 + 1)),
-            max(b.lines[x][1] for x in range(j0, j1 + 1)),
-        )
-        result.append(Fragment(a_lines, b_lines, i1 - i0 + 1))
-    return result
+        for a_first, b_first, a_last, b_last in kept_chains
+    ]
 
 
 def similarity(a_text: str, b_text: str, language: str = "python") -> PairSimilarity:
@@ -457,31 +678,49 @@ def _scored_pairs(
     submissions: dict[str, str], references: dict[str, str], language: str | None
 ) -> Iterator[tuple[str, str, float, Fingerprints, Fingerprints]]:
     """Every (submission, reference) pair of one language with its similarity. The
-    references' fingerprints are indexed once (hash -> [(reference, count)]), so a
-    submission costs one look-up per distinct hash."""
+    references' distinct hashes are indexed once, sorted with their reference and count,
+    so a submission costs one sorted look-up of its distinct hashes (numpy) and a sum of
+    the matches per reference."""
+    import numpy as np
+
     refs: dict[str, tuple[Fingerprints, str]] = {}
     for name, text in references.items():
         fp = _fingerprint_named(name, text, language)
         if fp is not None:
             refs[name] = (fp, language or language_of(name))
-    index: dict[int, list[tuple[str, int]]] = {}
-    for name, (fp, _) in refs.items():
-        for value, count in fp.counts.items():
-            index.setdefault(value, []).append((name, count))
+    ref_list = list(refs.values())
+    index_hashes = np.array([value for fp, _ in ref_list for value in fp.counts], dtype=np.int64)
+    index_refs = np.repeat(np.arange(len(ref_list)), [len(fp.counts) for fp, _ in ref_list])
+    index_counts = np.array(
+        [count for fp, _ in ref_list for count in fp.counts.values()], dtype=np.int64
+    )
+    order = np.argsort(index_hashes)
+    index_hashes = index_hashes[order]
+    index_refs = index_refs[order]
+    index_counts = index_counts[order]
     for sub_name, text in submissions.items():
         sub = _fingerprint_named(sub_name, text, language)
         if sub is None:
             continue
         sub_language = language or language_of(sub_name)
-        covered: dict[str, int] = {}
-        for value, count in sub.counts.items():
-            for ref_name, ref_count in index.get(value, ()):
-                covered[ref_name] = covered.get(ref_name, 0) + count + ref_count
-        for ref_name, (ref, ref_language) in refs.items():
+        # covered[r]: the sum of count + ref_count over the hashes sub shares with ref r
+        values = np.fromiter(sub.counts, dtype=np.int64, count=len(sub.counts))
+        counts = np.fromiter(sub.counts.values(), dtype=np.int64, count=len(sub.counts))
+        low = np.searchsorted(index_hashes, values, "left")
+        found = np.searchsorted(index_hashes, values, "right") - low
+        matches = int(found.sum())
+        at = np.repeat(low - (np.cumsum(found) - found), found) + np.arange(matches)
+        covered = np.bincount(
+            index_refs[at],
+            weights=index_counts[at] + np.repeat(counts, found),
+            minlength=len(ref_list),
+        )
+        covered = covered.astype(np.int64).tolist()  # sums of small integers: exact
+        for position, (ref_name, (ref, ref_language)) in enumerate(refs.items()):
             if ref_language != sub_language:
                 continue
             total = sub.total + ref.total
-            yield sub_name, ref_name, covered.get(ref_name, 0) / total if total else 0.0, sub, ref
+            yield sub_name, ref_name, covered[position] / total if total else 0.0, sub, ref
 
 
 def compare_corpus(
