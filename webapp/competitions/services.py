@@ -75,7 +75,7 @@ def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
             to_update.append(competition)
     Competition.objects.bulk_create(to_create)
     if to_update:
-        Competition.objects.bulk_update(to_update, list(_FACT_FIELDS))
+        Competition.objects.bulk_update(to_update, list(_fact_fields(facts)))
     ids = dict(Competition.objects.filter(slug__in=list(catalogue)).values_list("slug", "pk"))
     changed = bool(to_create or to_update)
 
@@ -149,20 +149,6 @@ def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
     if changed or stale or created:
         page_cache.changed()
     return result
-
-
-_FACT_FIELDS = (
-    "name",
-    "category",
-    "complexity",
-    "metric",
-    "lower_is_better",
-    "awards_medals",
-    "competition_type",
-    "id_column",
-    "target_columns",
-    "is_demo",
-)
 
 
 def _fact_fields(facts: CompetitionFacts) -> dict:

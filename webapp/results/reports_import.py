@@ -246,24 +246,14 @@ def _experiment_copy_from_reports(
 
     from webapp.competitions.models import Competition
     from webapp.results.models import Experiment, GradeReport, Run
-    from webapp.results.services import REPORT_COLUMNS, RUN_COLUMNS, UnknownCompetitions
+    from webapp.results.services import (
+        REPORT_COLUMNS,
+        RUN_COLUMNS,
+        refuse_unknown_competitions,
+    )
 
     competitions = dict(Competition.objects.values_list("slug", "pk"))
-    unknown = sorted(
-        {
-            r.competition_id
-            for g in run_groups
-            for r in g.reports
-            if r.competition_id not in competitions
-        }
-    )
-    if unknown:
-        shown = ", ".join(unknown[:5]) + (
-            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-        )
-        raise UnknownCompetitions(
-            f"{len(unknown)} competition id(s) are not in the catalogue: {shown}"
-        )
+    refuse_unknown_competitions(run_groups, competitions)
     with transaction.atomic():
         experiment = Experiment.objects.create(
             name=name,

@@ -74,6 +74,21 @@ class UnknownCompetitions(ValueError):
 
 
 @transaction.atomic
+def refuse_unknown_competitions(run_groups, known) -> None:
+    """Raise ``UnknownCompetitions`` naming (the first five of) the reports' competition
+    ids that are not in ``known``."""
+    unknown = sorted(
+        {r.competition_id for g in run_groups for r in g.reports if r.competition_id not in known}
+    )
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (
+            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        )
+        raise UnknownCompetitions(
+            f"{len(unknown)} competition id(s) are not in the catalogue: {shown}"
+        )
+
+
 def experiment_create_from_reports(
     *,
     name: str,
@@ -88,21 +103,7 @@ def experiment_create_from_reports(
     Refuses (and writes nothing) if a report names a competition we do not know."""
     run_groups = list(run_groups)
     competitions = {c.slug: c for c in Competition.objects.all()}
-    unknown = sorted(
-        {
-            r.competition_id
-            for g in run_groups
-            for r in g.reports
-            if r.competition_id not in competitions
-        }
-    )
-    if unknown:
-        shown = ", ".join(unknown[:5]) + (
-            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-        )
-        raise UnknownCompetitions(
-            f"{len(unknown)} competition id(s) are not in the catalogue: {shown}"
-        )
+    refuse_unknown_competitions(run_groups, competitions)
     experiment = Experiment.objects.create(
         name=name,
         agent=agent,
