@@ -50,3 +50,20 @@ def build_demo(
                 path = copied(by_seed[seed][cid])
                 out.submissions.setdefault(agent, {}).setdefault(seed, {})[cid] = path
     return out
+
+
+def demo_site(tmp_path: Path, settings, *, seeds: int = 1, competitions=demo.DEMO_COMPETITIONS):
+    """A test's site with the demo: its data and media folders under ``tmp_path``, the
+    competitions built (``seeds`` of each reference agent), in the catalogue and with
+    their leaderboards. Returns the build (its submissions)."""
+    from webapp.competitions.models import Competition
+    from webapp.competitions.services import catalogue_sync, leaderboard_import_file
+
+    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_ROOT.mkdir(exist_ok=True)
+    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=seeds, competitions=competitions)
+    catalogue_sync()
+    for cid in competitions:
+        leaderboard_import_file(Competition.objects.get(slug=cid), build.leaderboards[cid])
+    return build

@@ -60,24 +60,14 @@ def scaffold_dirs(tmp_path, docker_client):
 def site(tmp_path, settings, scaffold_dirs, fake_llm, monkeypatch):
     """demo-wine on the site, the scaffolds as site agents and the operator's model
     endpoint (the fake LLM) in the environment the worker inherits."""
-    from tests.demo_builds import build_demo
-    from webapp.competitions.models import Competition
-    from webapp.competitions.services import catalogue_sync, leaderboard_import_file
+    from tests.demo_builds import demo_site
 
-    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir()
     settings.MLEBOARD_AGENT_DIRS = [scaffold_dirs]
     monkeypatch.setenv("MLEBOARD_AGENT_DIRS", str(scaffold_dirs))
     monkeypatch.setenv("MLEBOARD_RUN_BACKEND", "docker")
     monkeypatch.setenv("MLEBOARD_LLM_BASE_URL", fake_llm.base_url)
     monkeypatch.setenv("MLEBOARD_LLM_API_KEY", API_KEY)
-    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1, competitions=("demo-wine",))
-    catalogue_sync()
-    leaderboard_import_file(
-        Competition.objects.get(slug="demo-wine"), build.leaderboards["demo-wine"]
-    )
-    return build
+    return demo_site(tmp_path, settings, competitions=("demo-wine",))
 
 
 @pytest.fixture

@@ -108,19 +108,9 @@ def bob(django_user_model):
 def demo_leaderboards(tmp_path, settings):
     """The four demo competitions built (one seed of each reference agent), in the
     catalogue and with their leaderboards; the build (its submissions) is returned."""
-    from benchmark.demo import DEMO_COMPETITIONS
-    from tests.demo_builds import build_demo
-    from webapp.competitions.models import Competition
-    from webapp.competitions.services import catalogue_sync, leaderboard_import_file
+    from tests.demo_builds import demo_site
 
-    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir()
-    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1)
-    catalogue_sync()
-    for cid in DEMO_COMPETITIONS:
-        leaderboard_import_file(Competition.objects.get(slug=cid), build.leaderboards[cid])
-    return build
+    return demo_site(tmp_path, settings)
 
 
 @pytest.fixture

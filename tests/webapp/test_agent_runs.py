@@ -9,10 +9,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from benchmark.demo import DEMO_COMPETITIONS
-from tests.demo_builds import build_demo
-from webapp.competitions.models import Competition
-from webapp.competitions.services import catalogue_sync, leaderboard_import_file
+from tests.demo_builds import demo_site
 from webapp.results.models import ExperimentAggregate, GradeReport
 from webapp.runs.models import AgentRun, Launch
 
@@ -52,17 +49,10 @@ def images(agent_dirs):
 
 @pytest.fixture
 def site(tmp_path, settings, agent_dirs, monkeypatch):
-    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir()
     settings.MLEBOARD_AGENT_DIRS = [agent_dirs]
     monkeypatch.setenv("MLEBOARD_AGENT_DIRS", str(agent_dirs))
     monkeypatch.setenv("MLEBOARD_RUN_BACKEND", "docker")
-    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1, competitions=DEMO_COMPETITIONS)
-    catalogue_sync()
-    for cid in DEMO_COMPETITIONS:
-        leaderboard_import_file(Competition.objects.get(slug=cid), build.leaderboards[cid])
-    return build
+    return demo_site(tmp_path, settings)
 
 
 @pytest.fixture

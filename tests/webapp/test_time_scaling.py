@@ -4,9 +4,7 @@ final one and drawn as Any Medal % against elapsed time on the experiment page."
 import pytest
 from django.contrib.auth.models import Permission
 
-from tests.demo_builds import build_demo
-from webapp.competitions.models import Competition
-from webapp.competitions.services import catalogue_sync, leaderboard_import_file
+from tests.demo_builds import demo_site
 from webapp.runs.models import AgentRun, SubmissionSnapshot
 from webapp.runs.selectors import time_scaling
 from webapp.runs.services import agent_run_execute, launch_create
@@ -23,13 +21,7 @@ time.sleep(1.5)
 
 
 def test_snapshots_are_graded_and_drawn(tmp_path, settings, unisolated, django_user_model, client):
-    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
-    settings.MEDIA_ROOT = tmp_path / "media"
-    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1, competitions=("demo-wine",))
-    catalogue_sync()
-    leaderboard_import_file(
-        Competition.objects.get(slug="demo-wine"), build.leaderboards["demo-wine"]
-    )
+    build = demo_site(tmp_path, settings, competitions=("demo-wine",))
     agent = tmp_path / "agents" / "improver"
     agent.mkdir(parents=True)
     (agent / "agent.yaml").write_text(

@@ -15,10 +15,9 @@ from django.test import Client, override_settings
 from rest_framework.authtoken.models import Token
 
 from benchmark.demo import DEMO_COMPETITIONS
+from tests import demo_builds
 from tests.benchmark import archive_builders as ab
-from tests.demo_builds import build_demo
 from webapp.competitions.models import Competition
-from webapp.competitions.services import catalogue_sync, leaderboard_import_file
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport, Run
 from webapp.results.services import agent_get_or_create
 from webapp.sweeper import sweep
@@ -30,14 +29,7 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def demo_site(tmp_path, settings):
-    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir()
-    build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=2)
-    catalogue_sync()
-    for cid in DEMO_COMPETITIONS:
-        leaderboard_import_file(Competition.objects.get(slug=cid), build.leaderboards[cid])
-    return build
+    return demo_builds.demo_site(tmp_path, settings, seeds=2)
 
 
 def run_group_archive(build, seeds=(0, 1)) -> bytes:
