@@ -4,7 +4,6 @@ report) into experiments, as *reported* results."""
 import csv
 import gc
 import os
-import re
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -181,7 +180,7 @@ def _import_experiment(
     runs_dir: Path, experiment_id: str, group_names, scaffold: str, model: str, publish: bool
 ) -> tuple[int, int]:
     """Read, store and compute the figures of one experiment: (its id, its reports)."""
-    from django.db import connection, transaction
+    from django.db import transaction
     from django.utils import timezone
 
     from webapp.results.aggregates import experiment_aggregate_refresh
@@ -195,16 +194,11 @@ def _import_experiment(
     with _fewer_collections():
         item = read_experiment(runs_dir, experiment_id, group_names)
         agent = agent_get_or_create(scaffold or item.experiment_id, model)
-        store = (
-            _experiment_copy_from_reports
-            if connection.vendor == "postgresql"
-            else experiment_create_from_reports
-        )
         try:
             with transaction.atomic():
                 # Due for figures from the start: if this process ends before they are
                 # computed, the sweeper computes them.
-                experiment = store(
+                experiment = experiment_create_from_reports(
                     name=item.experiment_id,
                     agent=agent,
                     run_groups=item.run_groups,
@@ -231,174 +225,3 @@ def _fewer_collections(threshold: int = 50_000):
         yield
     finally:
         gc.set_threshold(*before)
-
-
-def _experiment_copy_from_reports(
-    *, name, agent, run_groups, source, is_published, **experiment_fields
-):
-    """``services.experiment_create_from_reports`` on PostgreSQL, the same rows written
-    faster: each table sent by COPY as text made here in one write (psycopg's write_row
-    spends ~20 µs a row choosing and calling its dumpers), the text being what psycopg's
-    text dumpers make of the same values, and the new runs' ids read back by their
-    competition's id (no join)."""
-    from django.db import connection, transaction
-    from django.utils import timezone
-
-    from webapp.competitions.models import Competition
-    from webapp.results.models import Experiment, GradeReport, Run
-    from webapp.results.services import (
-        REPORT_COLUMNS,
-        RUN_COLUMNS,
-        refuse_unknown_competitions,
-    )
-
-    competitions = dict(Competition.objects.values_list("slug", "pk"))
-    refuse_unknown_competitions(run_groups, competitions)
-    with transaction.atomic():
-        experiment = Experiment.objects.create(
-            name=name,
-            agent=agent,
-            source=source,
-            owner=None,
-            is_published=is_published,
-            **experiment_fields,
-        )
-        pending: dict = {}
-        for group in run_groups:
-            for report in group.reports:
-                # A repeat of a (competition, seed) is the same run listed twice: the first stands.
-                pending.setdefault((report.competition_id, group.seed), (group.name, report))
-        report_source = (
-            GradeReport.Source.REPORTED
-            if source == Experiment.Source.REPORTED
-            else GradeReport.Source.GRADED
-        )
-        lines = _CopyLines(experiment.pk, competitions, timezone.now())
-        with connection.cursor() as cursor:
-            raw = cursor.cursor
-            with raw.copy(
-                f"COPY {Run._meta.db_table} ({', '.join(RUN_COLUMNS)}) FROM STDIN"
-            ) as copy:
-                copy.write(lines.runs(pending))
-            raw.execute(
-                f"SELECT competition_id, seed, id FROM {Run._meta.db_table} WHERE experiment_id = %s",
-                [experiment.pk],
-            )
-            run_ids = {(competition, seed): pk for competition, seed, pk in raw.fetchall()}
-            with raw.copy(
-                f"COPY {GradeReport._meta.db_table} ({', '.join(REPORT_COLUMNS)}) FROM STDIN"
-            ) as copy:
-                copy.write(lines.reports(pending, run_ids, report_source))
-    return experiment
-
-
-# COPY's text format, as psycopg writes it: these characters escaped, NULL as \N.
-_NULL = "\\N"
-_COPY_SPECIAL = re.compile("[\b\t\n\v\f\r\\\\\x00]")
-_COPY_ESCAPES = str.maketrans(
-    {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r", "\\": "\\\\"}
-)
-
-
-def _copy_text(value: str) -> str:
-    if _COPY_SPECIAL.search(value) is None:
-        return value
-    if "\x00" in value:
-        from psycopg import DataError
-
-        raise DataError("PostgreSQL text fields cannot contain NUL (0x00) bytes")
-    return value.translate(_COPY_ESCAPES)
-
-
-def _copy_number(value) -> str:
-    # NaN (the one value unequal to itself): no number, stored as a missing score.
-    return _NULL if value is None or value != value else str(value)
-
-
-class _CopyLines:
-    """COPY text of an experiment's runs and of their reports: the values of
-    ``services._insert_runs_and_reports`` (``services._report_fields`` for a report's),
-    each written as psycopg's text dumper writes it (``str`` of a number or a datetime).
-    Parts that recur (thresholds, outcomes, dates, paths) are made once."""
-
-    def __init__(self, experiment_pk: int, competitions: dict[str, int], now):
-        self.experiment = experiment_pk
-        self.competitions = competitions
-        self.now = now
-        self.now_text = str(now)
-        self.texts: dict[str, str] = {}
-        self.moments: dict = {}
-
-    def text(self, value: str) -> str:
-        found = self.texts.get(value)
-        if found is None:
-            found = self.texts[value] = _copy_text(value)
-        return found
-
-    def moment(self, value) -> str:
-        found = self.moments.get(value)
-        if found is None:
-            import datetime as dt
-
-            from django.utils import timezone
-
-            if value is None:
-                stamp = self.now
-            elif timezone.is_naive(value):
-                stamp = timezone.make_aware(value, dt.UTC)
-            else:
-                stamp = value
-            found = self.moments[value] = str(stamp)
-        return found
-
-    def runs(self, pending: dict) -> str:
-        from webapp.results.models import Run
-
-        text, competitions = self.text, self.competitions
-        head = f"{self.experiment}\t"
-        tail = (
-            f"\t{_copy_text(Run.Status.GRADED.value)}\t\t\t0\t0\t{self.now_text}\t{self.now_text}\n"
-        )
-        return "".join(
-            f"{head}{competitions[cid]}\t{seed}\t{text(group)}\t{text(r.submission_path or '')}{tail}"
-            for (cid, seed), (group, r) in pending.items()
-        )
-
-    def reports(self, pending: dict, run_ids: dict, source) -> str:
-        text, moment, competitions = self.text, self.moment, self.competitions
-        head = f"\t{self.experiment}\t"
-        source = _copy_text(str(source))
-        now_text = self.now_text
-        thresholds: dict[tuple, str] = {}
-        outcomes: dict[tuple, str] = {}
-        lines = []
-        for (cid, seed), (_, r) in pending.items():
-            key = (r.gold_threshold, r.silver_threshold, r.bronze_threshold, r.median_threshold)
-            limits = thresholds.get(key)
-            if limits is None:
-                limits = "\t".join(map(_copy_number, key))
-                if 0 not in key:  # 0.0 and -0.0 are one key but two values
-                    thresholds[key] = limits
-            key = (
-                r.any_medal,
-                r.gold_medal,
-                r.silver_medal,
-                r.bronze_medal,
-                r.above_median,
-                r.submission_exists,
-                r.valid_submission,
-                r.is_lower_better,
-            )
-            outcome = outcomes.get(key)
-            if outcome is None:
-                outcome = outcomes[key] = "\t".join("t" if v else "f" for v in key)
-            competition = competitions[cid]
-            score, percentile = r.score, r.percentile
-            lines.append(
-                f"{run_ids[competition, seed]}{head}{competition}\t{seed}\tt\t{source}\t"
-                f"{_NULL if score is None or score != score else score}\t{limits}\t{outcome}\t"
-                f"{moment(r.created_at)}\t{text(r.submission_path or '')}\t"
-                f"{_NULL if percentile is None or percentile != percentile else percentile}\t"
-                f"{text(r.grader_version or '')}\t{text(r.error or '')}\t{now_text}\n"
-            )
-        return "".join(lines)
