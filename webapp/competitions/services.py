@@ -75,7 +75,7 @@ def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
             to_update.append(competition)
     Competition.objects.bulk_create(to_create)
     if to_update:
-        Competition.objects.bulk_update(to_update, list(_fact_fields(facts)))
+        Competition.objects.bulk_update(to_update, list(values))  # every entry's fields
     ids = dict(Competition.objects.filter(slug__in=list(catalogue)).values_list("slug", "pk"))
     changed = bool(to_create or to_update)
 
@@ -108,39 +108,37 @@ def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
         ).values_list("competition_id", "source", "note", "pk")
     )
     have = {(c, source, note) for c, source, note, _ in issues}
-    new_issues, stale = [], []
+    wanted_issues: dict[tuple, dict] = {}  # (competition, source, note) -> other fields
+    graded = set()  # competitions whose grader we have: its quirks are theirs exactly
     for facts in catalogue.values():
         competition_id = ids[facts.id]
-        for note in dict.fromkeys(facts.known_issues):
-            if (competition_id, KnownIssue.Source.CATALOGUE, note) not in have:
-                new_issues.append(
-                    KnownIssue(
-                        competition_id=competition_id,
-                        note=note,
-                        source=KnownIssue.Source.CATALOGUE,
-                        kind=_known_issue_kind(note),
-                    )
-                )
+        for note in facts.known_issues:
+            wanted_issues.setdefault(
+                (competition_id, KnownIssue.Source.CATALOGUE, note),
+                {"kind": _known_issue_kind(note)},
+            )
         try:
             quirks = graders.grader_for(facts.id).quirks
         except graders.UnknownCompetition:
             continue
-        stale += [
-            pk
-            for c, source, note, pk in issues
-            if c == competition_id and source == KnownIssue.Source.GRADER and note not in quirks
-        ]
-        for note in dict.fromkeys(quirks):
-            if (competition_id, KnownIssue.Source.GRADER, note) not in have:
-                new_issues.append(
-                    KnownIssue(
-                        competition_id=competition_id,
-                        note=note,
-                        source=KnownIssue.Source.GRADER,
-                        kind=KnownIssue.Kind.GRADER_QUIRK,
-                        excludes_from_clean_subset=False,
-                    )
-                )
+        graded.add(competition_id)
+        for note in quirks:
+            wanted_issues.setdefault(
+                (competition_id, KnownIssue.Source.GRADER, note),
+                {"kind": KnownIssue.Kind.GRADER_QUIRK, "excludes_from_clean_subset": False},
+            )
+    stale = [
+        pk
+        for c, source, note, pk in issues
+        if source == KnownIssue.Source.GRADER
+        and c in graded
+        and (c, source, note) not in wanted_issues
+    ]
+    new_issues = [
+        KnownIssue(competition_id=c, source=source, note=note, **fields)
+        for (c, source, note), fields in wanted_issues.items()
+        if (c, source, note) not in have
+    ]
     if stale:
         KnownIssue.objects.filter(pk__in=stale).delete()  # sends post_delete
     created = KnownIssue.objects.bulk_create(new_issues)
