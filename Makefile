@@ -46,8 +46,8 @@ lint: venv
 	$(BIN)/ruff format --check .
 
 bench: venv $(VAR_DIR)/secret_key
-	$(BIN)/python bench/grading_bench.py --quick
-	$(BIN)/python bench/pages_bench.py
+	$(BIN)/python perf/grading_bench.py --quick
+	$(BIN)/python perf/pages_bench.py
 
 clean:
 	rm -rf var

@@ -2,7 +2,7 @@
 `make run` or `make setup`): median and p90 of N requests, read from the Server-Timing
 header every response carries.
 
-    python bench/pages_bench.py [--requests 20]
+    python perf/pages_bench.py [--requests 20]
 """
 
 import argparse

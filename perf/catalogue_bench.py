@@ -1,8 +1,8 @@
 """Time to grade every competition's perfect submission on the synthetic catalogue.
 
-    .venv/bin/python bench/catalogue_bench.py                 # n_rows=2000
-    .venv/bin/python bench/catalogue_bench.py --rows 20000
-    .venv/bin/python bench/catalogue_bench.py --rows 500 spaceship-titanic AI4Code
+    .venv/bin/python perf/catalogue_bench.py                 # n_rows=2000
+    .venv/bin/python perf/catalogue_bench.py --rows 20000
+    .venv/bin/python perf/catalogue_bench.py --rows 500 spaceship-titanic AI4Code
 
 Builds every competition (or the named ones) with ``tests/catalogue_data.py`` under a
 temporary folder, then calls ``graders.grade_submission`` on each perfect submission twice,

@@ -1,4 +1,4 @@
-"""Timings of the benchmark library's hot paths: `python bench/aggregate_bench.py`.
+"""Timings of the benchmark library's hot paths: `python perf/aggregate_bench.py`.
 
 Prints the median wall time of each operation (no assertions: a measurement, not a test).
 """

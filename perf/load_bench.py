@@ -17,7 +17,7 @@ cache configuration: ``off`` (``MLEBOARD_PAGE_CACHE=0``), ``redis`` (pages in Re
 compose runs it) and ``memory`` (each worker's memory, as ``make run`` runs it).
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/mleboard_load \\
-        .venv/bin/python bench/load_bench.py [--seeds 5] [--configs off,redis,memory]
+        .venv/bin/python perf/load_bench.py [--seeds 5] [--configs off,redis,memory]
         [--redis-url redis://127.0.0.1:6379/11] [--clients 50] [--seconds 15]
 
 The database named by DATABASE_URL is dropped and created (never ``mleboard``); without
@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "perf"))
 
 TARGETS = "(b) >= half of (a), p99 < 200 ms, 0 errors; (c) p99 < 300 ms"
 

@@ -13,9 +13,9 @@ runs have ended. It prints the maximum over-commitment seen (must be 0), how man
 completed (must be all), how many of the killed host's runs completed on another host,
 and the time taken.
 
-    .venv/bin/python bench/hosts_sim.py                        # SQLite + the embedded broker
+    .venv/bin/python perf/hosts_sim.py                        # SQLite + the embedded broker
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/mleboard_sim \\
-    CELERY_BROKER_URL=redis://127.0.0.1:6379/11 .venv/bin/python bench/hosts_sim.py
+    CELERY_BROKER_URL=redis://127.0.0.1:6379/11 .venv/bin/python perf/hosts_sim.py
 
 On docker, GPU runs get real devices: without the NVIDIA runtime use ``--cpu-seeds 3
 --gpu-seeds 0`` (the local backend hands out the simulated GPU ids without devices).
@@ -73,7 +73,7 @@ def log(message: str) -> None:
 
 def sim_database(url: str) -> str:
     """The simulation's own database next to ``url``'s, dropped and created afresh."""
-    from drill import recreate_pg_database  # bench/drill.py, beside this file
+    from drill import recreate_pg_database  # perf/drill.py, beside this file
 
     parts = urlsplit(url)
     sim = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "_hostsim"))

@@ -6,7 +6,7 @@ started), ``exit_to_collected`` (the agent exited -> outputs collected, containe
 validation service stopped) and the whole ``run_agent`` call. The Docker backend needs an
 engine and the base image (``mleboard images``).
 
-    python bench/runner_bench.py [--runs 10] [--backend docker --backend local]
+    python perf/runner_bench.py [--runs 10] [--backend docker --backend local]
 """
 
 from __future__ import annotations

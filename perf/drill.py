@@ -41,9 +41,9 @@ Backends:
 
 Run it from the repository root:
 
-    .venv/bin/python bench/drill.py --backend pg-redis
-    .venv/bin/python bench/drill.py --backend embedded
-    .venv/bin/python bench/drill.py --drill worker --seeds 2 --keep
+    .venv/bin/python perf/drill.py --backend pg-redis
+    .venv/bin/python perf/drill.py --backend embedded
+    .venv/bin/python perf/drill.py --drill worker --seeds 2 --keep
 
 Every process it starts is stopped on exit (atexit and try/finally), by its own process
 group id. Var dirs are removed unless a drill failed or ``--keep`` is given.

@@ -12,7 +12,7 @@ queries): median and p90 of the server time (the Server-Timing header).
 PostgreSQL only, in a database of its own, dropped and created (never ``mleboard``):
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/mleboard_million \\
-        .venv/bin/python bench/million_bench.py [--reports 1000000] [--jobs 2] [--runs DIR]
+        .venv/bin/python perf/million_bench.py [--reports 1000000] [--jobs 2] [--runs DIR]
 
 ``--runs DIR`` keeps the generated folder there (and reuses it when it is complete).
 ``--pages-only`` times the pages of the database as it is (nothing dropped or imported).
@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "perf"))
 
 TARGETS_MS = {
     "leaderboard /": 150,

@@ -8,7 +8,7 @@ collected, and run finished -> graded report stored. Uses DATABASE_URL and
 CELERY_BROKER_URL when set (PostgreSQL/Redis), else a fresh SQLite file and the
 embedded broker. Needs a Docker engine and the images (`make images`).
 
-    python bench/agent_run_bench.py [--seeds 2] [--backend docker|local]
+    python perf/agent_run_bench.py [--seeds 2] [--backend docker|local]
 """
 
 import argparse

@@ -1,7 +1,7 @@
 """The plagiarism check at MLE-bench's scale: 225 runs x 50 reference notebooks of ~300
 lines each (synthetic but realistic Python, seeded), compared as Dolos does.
 
-    python bench/integrity_bench.py [--runs 225] [--references 50] [--lines 300]
+    python perf/integrity_bench.py [--runs 225] [--references 50] [--lines 300]
 
 Prints the total seconds (fingerprinting included), the per-pair milliseconds of the
 corpus comparison, the time of one ``similarity()`` call on two 300-line files, and how

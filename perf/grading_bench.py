@@ -1,7 +1,7 @@
 """Grading speed and memory per column metric, and the whole ``mleboard grade-sample`` process.
 
-    .venv/bin/python bench/grading_bench.py            # 10^4, 10^6 and 10^7 rows
-    .venv/bin/python bench/grading_bench.py --quick    # 10^4 and 10^6 rows
+    .venv/bin/python perf/grading_bench.py            # 10^4, 10^6 and 10^7 rows
+    .venv/bin/python perf/grading_bench.py --quick    # 10^4 and 10^6 rows
 
 Each (metric, rows) case builds synthetic answers and a shuffled submission in MLE-bench's
 layout under a temporary folder, then grades it in a fresh Python process so that the peak

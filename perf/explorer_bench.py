@@ -6,7 +6,7 @@ and the leaderboard, an experiment page, the compare page and a competition page
 requested 20 times each; the median and p90 server time (the Server-Timing header) are
 printed. Uses DATABASE_URL when set (PostgreSQL), else a fresh SQLite file.
 
-    python bench/explorer_bench.py [--experiments 200] [--seeds 5] [--requests 20]
+    python perf/explorer_bench.py [--experiments 200] [--seeds 5] [--requests 20]
 """
 
 import argparse
