@@ -200,6 +200,9 @@ class GradeReport(models.Model):
     percentile = models.FloatField(null=True, blank=True)
     grader_version = models.CharField(max_length=60, blank=True)
     error = models.TextField(blank=True)
+    # Why the submission is missing or invalid, as a class (``graders.ErrorClass``); blank
+    # for a valid one and for reports imported without it.
+    error_class = models.CharField(max_length=20, blank=True)
     recorded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
