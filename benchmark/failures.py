@@ -83,7 +83,10 @@ def _mode_members(run: RunFacts) -> dict[str, bool | None]:
         early = run.duration_s < EARLY_SHARE * run.time_limit_s
     invalid = run.graded and run.submission_exists and not run.valid_submission
     return {
-        "never_validated": None if run.validation_calls is None else run.validation_calls == 0,
+        # A run the harness never got going had no chance to call it.
+        "never_validated": None
+        if run.validation_calls is None or run.outcome not in (None, *AGENT_RAN)
+        else run.validation_calls == 0,
         "validated_still_invalid": None if not run.validation_calls or not run.graded else invalid,
         "stopped_early": early,
         "out_of_memory": run.outcome == OUT_OF_MEMORY if known_outcome else None,

@@ -78,14 +78,17 @@ def run_log_note(run: AgentRun) -> str:
 
 
 def time_scaling(experiment_id: int) -> list[dict]:
-    """Any Medal % against elapsed hours from graded snapshots: at each snapshot time,
-    the share of (competition, seed) runs whose latest snapshot so far medals."""
+    """Any Medal % against elapsed hours from graded snapshots (an agent run's, or an
+    upload's): at each snapshot time, the share of the experiment's (competition, seed)
+    runs whose latest snapshot so far medals."""
+    from webapp.results.models import Run
+
     rows = list(
-        SubmissionSnapshot.objects.filter(agent_run__launch__experiment_id=experiment_id)
-        .values_list("agent_run_id", "elapsed_s", "any_medal")
-        .order_by("elapsed_s")
+        SubmissionSnapshot.objects.filter(run__experiment_id=experiment_id)
+        .values_list("run_id", "elapsed_s", "any_medal")
+        .order_by("elapsed_s", "run_id")
     )
-    total = AgentRun.objects.filter(launch__experiment_id=experiment_id).count()
+    total = Run.objects.filter(experiment_id=experiment_id).count()
     if not rows or not total:
         return []
     latest: dict[int, bool] = {}
