@@ -79,7 +79,7 @@ def _mode_members(run: RunFacts) -> dict[str, bool | None]:
     """For each mode: True (the run is in it), False (it is not), None (cannot be known)."""
     known_outcome = run.outcome is not None
     early = None
-    if run.duration_s is not None and run.time_limit_s and run.outcome in AGENT_RAN:
+    if run.duration_s is not None and run.time_limit_s and run.outcome in (None, *AGENT_RAN):
         early = run.duration_s < EARLY_SHARE * run.time_limit_s
     invalid = run.graded and run.submission_exists and not run.valid_submission
     return {
