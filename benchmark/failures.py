@@ -36,6 +36,9 @@ class RunFacts:
     valid_submission: bool = False
     error_class: str = ""  # ``graders.ErrorClass`` of an invalid or missing submission
     graded: bool = True
+    # Whether the harness failed the run, when that alone is known (MLE-bench's run-group
+    # metadata says ``success`` but not how the agent ended).
+    harness_error: bool | None = None
 
 
 # (key, label, what it means), in the order the table shows them.
@@ -91,7 +94,7 @@ def _mode_members(run: RunFacts) -> dict[str, bool | None]:
         "stopped_early": early,
         "out_of_memory": run.outcome == OUT_OF_MEMORY if known_outcome else None,
         "timed_out": run.outcome == TIMED_OUT if known_outcome else None,
-        "harness_error": run.outcome == HARNESS_ERROR if known_outcome else None,
+        "harness_error": run.outcome == HARNESS_ERROR if known_outcome else run.harness_error,
         "no_submission": (not run.submission_exists) if run.graded else None,
         "invalid": invalid if run.graded else None,
     }

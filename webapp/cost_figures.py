@@ -14,12 +14,10 @@ def medal_against_tokens(points: Sequence[dict]) -> dict:
         "data": [
             {
                 "type": "scatter",
-                "mode": "markers+text",
+                "mode": "markers",
                 "name": p["label"],
                 "x": [p["tokens_per_run"]],
                 "y": [p["mean"]],
-                "text": [p["label"]],
-                "textposition": "top center",
                 "error_y": {"type": "data", "array": [p["standard_error"] or 0], "visible": True},
                 "marker": {
                     "size": 11,
@@ -33,7 +31,8 @@ def medal_against_tokens(points: Sequence[dict]) -> dict:
         ],
         "layout": {
             **LAYOUT_BASE,
-            "showlegend": False,
+            "showlegend": True,
+            "legend": {"orientation": "h", "y": -0.25},
             "xaxis": {
                 "title": {"text": "tokens per run (prompt + completion)"},
                 "rangemode": "tozero",

@@ -69,6 +69,8 @@ def run_facts(tree: UploadTree, run_folder: str, entry) -> dict | None:
     facts: dict = {}
     if isinstance(entry, dict) and entry.get("success") is False:
         facts["outcome"] = "harness_error"
+    elif isinstance(entry, dict) and entry.get("success") is True:
+        facts["harness_error"] = False  # how the agent itself ended is not said
     log = join_rel(run_folder, "run.log")
     if log in tree.file_set:
         path = tree.path(log)

@@ -30,6 +30,7 @@ def _facts(experiment: Experiment) -> list[RunFacts]:
                 valid_submission=valid,
                 error_class=error_class,
                 graded=pk in reports,
+                harness_error=facts.get("harness_error"),
             )
         )
     return out

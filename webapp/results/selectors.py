@@ -637,7 +637,9 @@ def twins_table(experiments: list[Experiment], by_split: dict) -> list[dict]:
                     }
                 )
             rows.append({"experiment": e, "conditions": condition_text(e), "cells": cells})
-        table.append({**group, "splits": splits, "rows": rows})
+        from benchmark.splits import split_label
+
+        table.append({**group, "splits": [split_label(s) for s in splits], "rows": rows})
     return table
 
 

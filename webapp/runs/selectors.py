@@ -92,15 +92,17 @@ def time_scaling(experiment_id: int) -> list[dict]:
     if not rows or not total:
         return []
     latest: dict[int, bool] = {}
-    points = []
+    points: list[dict] = []
     for run_id, elapsed, medal in rows:
         latest[run_id] = medal
-        points.append(
-            {
-                "elapsed_hours": elapsed / 3600,
-                "any_medal_percentage": 100 * sum(latest.values()) / total,
-            }
-        )
+        point = {
+            "elapsed_hours": elapsed / 3600,
+            "any_medal_percentage": 100 * sum(latest.values()) / total,
+        }
+        if points and points[-1]["elapsed_hours"] == point["elapsed_hours"]:
+            points[-1] = point  # snapshots of several runs at one time: one point
+        else:
+            points.append(point)
     return points
 
 
