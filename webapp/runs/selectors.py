@@ -59,6 +59,7 @@ def agent_run_status(run: AgentRun) -> dict:
         "cancel_requested": run.cancel_requested,
         "overhead": run.overhead,
         "validation_counts": run.validation_counts,
+        "llm_usage": run.llm_usage,
         "grading": run.result_run.status if run.result_run_id else None,
         "heartbeat_at": run.heartbeat_at.isoformat() if run.heartbeat_at else None,
         "log_note": run_log_note(run),
