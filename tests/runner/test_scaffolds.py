@@ -171,7 +171,7 @@ def check_tokens_metered(run: dict, fake_llm: FakeLLM, api) -> None:
     assert usage["source"] == "metered" and usage["estimated_requests"] == 0, usage
     assert (usage["prompt_tokens"], usage["completion_tokens"]) == (prompt, completion), usage
     assert usage["completion_requests"] == len(fake_llm.requests) and usage["errors"] == {}
-    assert page_shows(run, f'<strong id="run-tokens-total">{prompt + completion}</strong>')
+    assert page_shows(run, f'<strong id="run-tokens-total">{prompt + completion:,}</strong>')
     experiment = Experiment.objects.get(launch__runs__pk=run["id"])
     figures = experiment_tokens(experiment)
     assert figures["source"] == "metered" and figures["total_tokens"] == prompt + completion
