@@ -17,7 +17,7 @@ from benchmark.splits import (
 from webapp import figures
 from webapp.jinja import render_rows
 from webapp.numbers import shown_interval
-from webapp.results import selectors
+from webapp.results import analysis_pages, selectors
 from webapp.results.aggregates import experiment_competition_reports
 from webapp.results.leaderboard import (
     INTEGRITY_FILTERS,
@@ -132,6 +132,7 @@ def experiment_detail(request, pk: int):
             "published": experiment.published_figures,
             "published_footnotes": selectors.published_footnotes(experiment),
             "time_figure": _time_scaling_figure(experiment),
+            **analysis_pages.experiment_analyses(experiment),
         },
     )
 
@@ -218,6 +219,12 @@ def compare(request):
             else None,
             "pass_at_k_figure": figures.pass_at_k_curves(curves) if curves else None,
             "comparisons": result["comparisons"],
+            **analysis_pages.compare_analyses(
+                chosen,
+                result["by_split"],
+                split,
+                selectors.split_parts(chosen, split, ("pass_at_k",)),
+            ),
         }
     )
     return render(request, "results/compare.html", context)
