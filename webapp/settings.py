@@ -261,6 +261,9 @@ DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "mleboard <noreply@localhost>"
 # API tokens (django-rest-knox, webapp.accounts.tokens): several named tokens per user, shown
 # once and stored as a SHA-512 digest; they do not expire (a user revokes them).
 KNOX_TOKEN_MODEL = "accounts.ApiToken"
+# knox's own migrations would make its unused AuthToken table (swapped for ours), whose key
+# to auth_user then blocks emptying the user table: knox is left unmigrated.
+MIGRATION_MODULES = {"knox": None}
 REST_KNOX = {"TOKEN_TTL": None, "TOKEN_PREFIX": "mlb_", "AUTH_HEADER_PREFIX": "Token"}
 
 # Where prepared MLE-bench data lives (<data>/<competition>/prepared/{public,private}).
