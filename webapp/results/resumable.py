@@ -55,6 +55,9 @@ FINAL = frozenset(s for s, onward in LIFECYCLE.items() if not onward)
 
 BLOCK_BYTES = 1024 * 1024  # read from the request and written at a time
 CHECKPOINT_BYTES = 64 * 1024 * 1024  # at most this much is received again after a crash
+# The upload page's pieces: small enough that a slow link sends one well within
+# gunicorn's request time-out, large enough that requests are few.
+BROWSER_CHUNK_BYTES = 16 * 1024 * 1024
 
 
 class ResumableError(ValueError):
