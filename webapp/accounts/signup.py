@@ -89,6 +89,13 @@ def email_unverified(user) -> bool:
 
 
 class AccountAdapter(DefaultAccountAdapter):
+    def set_password(self, user, password) -> None:
+        super().set_password(user, password)
+        # A reset through the link mailed to the address proves the person reads it.
+        match = getattr(getattr(self, "request", None), "resolver_match", None)
+        if match is not None and match.url_name == "account_reset_password_from_key":
+            EmailAddress.objects.filter(user=user).update(verified=True)
+
     def is_open_for_signup(self, request) -> bool:
         mode = signup_mode()
         if mode == "open":
