@@ -78,8 +78,43 @@ class UploadTree:
         self.file_set = set(self.files)
         self._by_name: dict[bool, dict[str, list[str]]] = {}
 
+    @classmethod
+    def from_members(cls, files: dict[str, Path], dirs: dict[str, Path]) -> UploadTree:
+        """The tree an archive of these members would unpack to, read where the members
+        are now (``files`` and ``dirs``: relative POSIX path -> where it is): what the
+        command line checks before it sends anything."""
+        tree = cls.__new__(cls)
+        tree.root = Path(".")
+        tree._where = {**dirs, **files}
+        tree.files = []
+        tree.dirs = {"": []}
+        for rel in sorted({*dirs, *(f.rsplit("/", 1)[0] for f in files if "/" in f)}):
+            parts = rel.split("/")
+            for depth in range(1, len(parts) + 1):
+                folder, parent = "/".join(parts[:depth]), "/".join(parts[: depth - 1])
+                if folder not in tree.dirs:
+                    tree.dirs[folder] = []
+                    tree.dirs.setdefault(parent, []).append(parts[depth - 1])
+        for children in tree.dirs.values():
+            children.sort()
+        by_folder: dict[str, list[str]] = defaultdict(list)
+        for rel in files:
+            by_folder[rel.rsplit("/", 1)[0] if "/" in rel else ""].append(rel)
+        # Folders depth first, files sorted within each, as walking the unpacked tree gives.
+        stack = [""]
+        while stack:
+            folder = stack.pop()
+            tree.files.extend(sorted(by_folder.get(folder, [])))
+            stack.extend(join_rel(folder, d) for d in reversed(tree.dirs.get(folder, [])))
+        tree.file_set = set(tree.files)
+        tree._by_name = {}
+        return tree
+
     def path(self, rel: str) -> Path:
         """The filesystem path of ``rel``."""
+        where = getattr(self, "_where", None)
+        if where is not None:
+            return where.get(rel, Path(rel))
         return self.root.joinpath(*rel.split("/")) if rel else self.root
 
     def is_dir(self, rel: str) -> bool:

@@ -2,7 +2,7 @@ from django.urls import include, path
 
 from webapp.competitions import api as competition_api
 from webapp.results import api as result_api
-from webapp.results import upload_api
+from webapp.results import tus_api, upload_api
 from webapp.runs import api as run_api
 from webapp.runs import run_urls
 
@@ -43,6 +43,8 @@ urlpatterns = [
     ),
     path("uploads/", upload_api.UploadCreateApi.as_view(), name="api-upload-create"),
     path("uploads/<int:pk>/", upload_api.UploadDetailApi.as_view(), name="api-upload-detail"),
+    path("uploads/tus/", tus_api.TusCreateApi.as_view(), name="api-tus-create"),
+    path("uploads/tus/<uuid:key>/", tus_api.TusUploadApi.as_view(), name="api-tus-upload"),
     path("runs/", include(run_urls.api_urlpatterns)),
     path("hosts/", run_api.HostListApi.as_view(), name="api-host-list"),
 ]

@@ -60,7 +60,12 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
+    # Kept for the tokens made before API tokens were hashed: each is moved into
+    # accounts.ApiToken (hashed) by a migration, or at its first use.
     "rest_framework.authtoken",
+    "knox",
+    "allauth",
+    "allauth.account",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "axes",
@@ -68,6 +73,7 @@ INSTALLED_APPS = [
     "webapp.results",
     "webapp.runs",
     "webapp.integrity",
+    "webapp.accounts",
 ]
 
 MIDDLEWARE = [
@@ -83,6 +89,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
     "webapp.timing.ServerTimingMiddleware",
     # Last, as django-axes asks: turns a locked-out login into its 429 response.
     "axes.middleware.AxesMiddleware",
@@ -101,6 +108,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "webapp.runs.context_processors.isolation",
+                "webapp.accounts.context_processors.signup",
                 "django.contrib.messages.context_processors.messages",
             ],
         },
@@ -131,6 +139,7 @@ AUTH_PASSWORD_VALIDATORS = [
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
 ]
 AXES_ENABLED = envbool("MLEBOARD_LOGIN_LOCKOUT", "true")
 AXES_FAILURE_LIMIT = envint("MLEBOARD_LOGIN_FAILURE_LIMIT", 5)
@@ -204,6 +213,58 @@ MEDIA_URL = "media/"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
+
+# --- Accounts (django-allauth) ------------------------------------------------------------
+# Who may make an account: `closed` (only an operator, with createsuperuser or the admin),
+# `invite` (a link staff send from the admin's Invites) or `open` (anyone; `make run`).
+MLEBOARD_SIGNUP = envstr("MLEBOARD_SIGNUP", "closed").strip().lower()
+if MLEBOARD_SIGNUP not in ("closed", "invite", "open"):
+    raise ImproperlyConfigured(
+        f"MLEBOARD_SIGNUP must be closed, invite or open, got {MLEBOARD_SIGNUP!r}"
+    )
+ACCOUNT_ADAPTER = "webapp.accounts.signup.AccountAdapter"
+# Sign-in stays the site's own form (username and password, django-axes' lockout); allauth
+# serves sign-up, email verification, password reset and email management.
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_CONFIRM_EMAIL_ON_GET = False  # a button, so that a mail scanner's GET confirms nothing
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "[mleboard] "
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if envbool("MLEBOARD_BEHIND_TLS_PROXY", "false") else "http"
+# How many days an invite link stays good.
+MLEBOARD_INVITE_DAYS = envint("MLEBOARD_INVITE_DAYS", 14)
+
+# Mail (verification, password reset, invites): printed to the web process's output unless
+# configured. `smtp` uses EMAIL_HOST/EMAIL_PORT/EMAIL_HOST_USER/EMAIL_HOST_PASSWORD/
+# EMAIL_USE_TLS; `file` writes each message under var/mail/.
+_EMAIL_BACKENDS = {
+    "console": "django.core.mail.backends.console.EmailBackend",
+    "smtp": "django.core.mail.backends.smtp.EmailBackend",
+    "file": "django.core.mail.backends.filebased.EmailBackend",
+}
+_email_backend = envstr("MLEBOARD_EMAIL_BACKEND", "console").strip().lower()
+if _email_backend not in _EMAIL_BACKENDS:
+    raise ImproperlyConfigured(
+        f"MLEBOARD_EMAIL_BACKEND must be console, smtp or file, got {_email_backend!r}"
+    )
+EMAIL_BACKEND = _EMAIL_BACKENDS[_email_backend]
+EMAIL_FILE_PATH = str(VAR_DIR / "mail")
+EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
+EMAIL_PORT = envint("EMAIL_PORT", 25)
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", "false")
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "mleboard <noreply@localhost>")
+
+# API tokens (django-rest-knox, webapp.accounts.tokens): several named tokens per user, shown
+# once and stored as a SHA-512 digest; they do not expire (a user revokes them).
+KNOX_TOKEN_MODEL = "accounts.ApiToken"
+# knox's own migrations would make its unused AuthToken table (swapped for ours), whose key
+# to auth_user then blocks emptying the user table: knox is left unmigrated.
+MIGRATION_MODULES = {"knox": None}
+REST_KNOX = {"TOKEN_TTL": None, "TOKEN_PREFIX": "mlb_", "AUTH_HEADER_PREFIX": "Token"}
 
 # Where prepared MLE-bench data lives (<data>/<competition>/prepared/{public,private}).
 MLEBOARD_DATA_DIR = Path(envstr("MLEBOARD_DATA_DIR", str(VAR_DIR / "data")))
@@ -313,7 +374,7 @@ MLEBOARD_AGENT_DIRS = [Path(p) for p in envstr("MLEBOARD_AGENT_DIRS", "").split(
 MLEBOARD_LLM_PRICES = envprices("MLEBOARD_LLM_PRICES")
 
 # --- Uploads --------------------------------------------------------------------------
-UPLOAD_MAX_BYTES = envint("MLEBOARD_UPLOAD_MAX_BYTES", 1024**3)
+UPLOAD_MAX_BYTES = envint("MLEBOARD_UPLOAD_MAX_BYTES", 50 * 1024**3)
 UPLOAD_MAX_MEMBERS = envint("MLEBOARD_UPLOAD_MAX_MEMBERS", 20_000)
 UPLOAD_MAX_TOTAL_BYTES = envint("MLEBOARD_UPLOAD_MAX_TOTAL_BYTES", 2 * 1024**3)
 UPLOAD_MAX_FILE_BYTES = envint("MLEBOARD_UPLOAD_MAX_FILE_BYTES", 512 * 1024**2)
@@ -324,6 +385,12 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
 # leaves its part here, and the sweeper removes it once idle.
 FILE_UPLOAD_TEMP_DIR = str(MEDIA_ROOT / "incoming")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+# Resumable uploads (tus 1.0, webapp.results.resumable): a partial upload with no bytes for
+# this long expires and its part is removed by the sweeper.
+UPLOAD_PARTIAL_TTL_S = envint("MLEBOARD_UPLOAD_PARTIAL_TTL_S", 24 * 3600)
+# Per user and rolling day: archives completed, and bytes (completed and still arriving).
+UPLOADS_PER_DAY = envint("MLEBOARD_UPLOADS_PER_DAY", 50)
+UPLOAD_BYTES_PER_DAY = envint("MLEBOARD_UPLOAD_BYTES_PER_DAY", 200 * 1024**3)
 
 # --- Integrity checks ---------------------------------------------------------------
 # A run whose code is this similar (Dolos' measure, 0-1) to a reference or to another
@@ -338,7 +405,7 @@ MLEBOARD_INTEGRITY_LLM_MODEL = envstr("MLEBOARD_INTEGRITY_LLM_MODEL", "")
 # --- REST framework -----------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "webapp.accounts.tokens.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],

@@ -15,7 +15,10 @@ being graded and agent runs (the ``webapp.work`` rows):
 2. work never sent, or sent and never picked up, is sent again (with backoff, so a long
    queue is not flooded; a duplicate is harmless, the claim lets one task through);
 3. uploads whose runs have all ended are finished, figures and integrity checks that
-   stayed due are sent again, and spool files of uploads cut off mid-request are removed.
+   stayed due are sent again, and spool files of uploads cut off mid-request are removed;
+4. resumable uploads past their deadline end (``resumable.partial_uploads_sweep``): those
+   with no bytes for ``MLEBOARD_UPLOAD_PARTIAL_TTL_S`` expire, those whose assembly went
+   silent are assembled again.
 
 It never fails work that merely waits: with no worker running, work waits, and pages say
 "waiting for a worker".
@@ -50,6 +53,7 @@ class SweepReport:
     figures_sent: int = 0
     checks_sent: int = 0
     spool_removed: int = 0
+    partial_uploads: dict[str, int] = field(default_factory=dict)
     hosts_down: list[str] = field(default_factory=list)
     runs_requeued: int = 0
     claims_released: int = 0
@@ -69,6 +73,7 @@ def sweep() -> SweepReport:
     _resend_figures(report)
     _resend_checks(report)
     _remove_spool(report)
+    _sweep_partial_uploads(report)
     if any(
         (
             report.taken_back,
@@ -77,6 +82,7 @@ def sweep() -> SweepReport:
             report.figures_sent,
             report.hosts_down,
             report.claims_released,
+            any(report.partial_uploads.values()),
         )
     ):
         log.info("sweep: %s", report.as_dict())
@@ -233,3 +239,9 @@ def _remove_spool(report: SweepReport) -> None:
                 report.spool_removed += 1
         except OSError:  # gone meanwhile
             continue
+
+
+def _sweep_partial_uploads(report: SweepReport) -> None:
+    from webapp.results.resumable import partial_uploads_sweep
+
+    report.partial_uploads = asdict(partial_uploads_sweep(BATCH))

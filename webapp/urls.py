@@ -37,8 +37,11 @@ urlpatterns = [
     path("agent-runs/<int:pk>/cancel/", run_views.agent_run_cancel_view, name="agent-run-cancel"),
     path("hosts/", run_views.host_list, name="host-list"),
     path("integrity/", include("webapp.integrity.urls")),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    # The site's own account pages first (sign-in behind django-axes, API tokens, invites),
+    # then allauth's: sign-up, email verification, password reset, email addresses.
+    path("accounts/", include("webapp.accounts.urls")),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("webapp.api_urls")),
     path("api/schema/", api_docs.SchemaView.as_view(), name="api-schema"),

@@ -40,7 +40,10 @@ def _refuse_duplicates(pairs: Iterable[tuple[str, int, str]]) -> None:
 
 
 def read_upload(
-    root: Path, *, known_competitions: set[str], seeds: dict[str, int] | None = None
+    root: Path | UploadTree,
+    *,
+    known_competitions: set[str],
+    seeds: dict[str, int] | None = None,
 ) -> UploadContents:
     """The runs (or reported grades) an extracted upload holds, with their seeds.
 
@@ -49,9 +52,10 @@ def read_upload(
     them by order of appearance, so ``seeds`` does not apply to it. Paths in the runs
     are absolute paths under ``root``. Raises UploadLayoutError for unknown competitions,
     an unrecognised upload, a mix of layouts, two runs of one (competition, seed), and
-    malformed metadata.json, JSONL lines or grading reports.
+    malformed metadata.json, JSONL lines or grading reports. ``root`` may be a tree of
+    members not yet archived (``UploadTree.from_members``).
     """
-    tree = UploadTree(Path(root))
+    tree = root if isinstance(root, UploadTree) else UploadTree(Path(root))
     known = set(known_competitions)
     warnings: list[str] = []
     groups = find_run_groups(tree, known, warnings)

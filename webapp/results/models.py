@@ -1,6 +1,8 @@
 """Agents (scaffold x model x version), experiments (run groups reported together), runs
 (experiment x competition x seed) and their grade reports, plus cached aggregates."""
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -293,3 +295,44 @@ class Upload(Dispatched):
 
     def get_absolute_url(self) -> str:
         return reverse("upload-detail", args=[self.pk])
+
+
+class PartialUpload(models.Model):
+    """An archive arriving in pieces over tus 1.0 (``webapp.results.resumable``): bytes go
+    to a part file and the SHA-256 state is saved with the offset, so a dropped connection
+    continues where it stopped. Complete, it becomes an ``Upload`` through the same path as
+    a one-request upload. Its lifecycle is ``resumable.LIFECYCLE``; nothing else writes
+    ``state``."""
+
+    class State(models.TextChoices):
+        RECEIVING = "receiving", "Receiving"  # deadline: expires_at (extended by each piece)
+        ASSEMBLING = "assembling", "Assembling"  # deadline: updated_at + MLEBOARD_STALE_AFTER_S
+        COMPLETE = "complete", "Complete"
+        EXPIRED = "expired", "Expired"
+        TERMINATED = "terminated", "Terminated"
+
+    key = models.UUIDField(unique=True, default=uuid.uuid4, editable=False)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="partial_uploads"
+    )
+    length = models.BigIntegerField()
+    offset = models.BigIntegerField(default=0)
+    sha256_state = models.BinaryField(default=b"")
+    filename = models.CharField(max_length=255)
+    metadata = models.JSONField(default=dict)
+    state = models.CharField(
+        max_length=12, choices=State.choices, default=State.RECEIVING, db_index=True
+    )
+    error = models.TextField(blank=True)
+    expires_at = models.DateTimeField(db_index=True)
+    upload = models.ForeignKey(
+        Upload, null=True, blank=True, on_delete=models.SET_NULL, related_name="partials"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"partial upload {self.key} ({self.filename}, {self.offset}/{self.length})"

@@ -14,7 +14,12 @@ from rest_framework.views import APIView
 from webapp.results import selectors
 from webapp.results.models import Upload
 from webapp.results.upload_input import upload_metadata
-from webapp.results.uploads import UploadRefused, experiment_regrade, upload_create
+from webapp.results.uploads import (
+    UploadRefused,
+    UploadThrottled,
+    experiment_regrade,
+    upload_create,
+)
 
 
 class UploadProgressOutput(serializers.Serializer):
@@ -94,6 +99,10 @@ class UploadCreateApi(APIView):
             return Response({"error": str(exc)}, status=400)
         try:
             created = upload_create(owner=request.user, uploaded_file=archive, metadata=metadata)
+        except UploadThrottled as exc:
+            return Response(
+                {"error": str(exc)}, status=429, headers={"Retry-After": str(exc.retry_after)}
+            )
         except UploadRefused as exc:
             body = {"error": str(exc)}
             if exc.upload is not None:

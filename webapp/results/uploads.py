@@ -26,6 +26,7 @@ from webapp.results.services import (
     agent_get_or_create,
     experiment_create_from_reports,
 )
+from webapp.results.upload_quota import quota_refusal
 from webapp.work import claim, heartbeat, holding, new_token, send_on_commit, stale_before
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,14 @@ class UploadRefused(ValueError):
     def __init__(self, message: str, upload: Upload | None = None):
         super().__init__(message)
         self.upload = upload
+
+
+class UploadThrottled(UploadRefused):
+    """Past the owner's daily upload quota (``upload_quota``); retry after ``retry_after`` s."""
+
+    def __init__(self, message: str, retry_after: int):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 @dataclass
@@ -103,46 +112,71 @@ def _spool(uploaded_file) -> tuple[Path, str, int]:
 
 
 def upload_create(*, owner, uploaded_file, metadata: dict) -> UploadCreated:
-    """Store the archive untouched with its checksum, then inspect it. A re-upload of the
-    same archive by the same owner returns the earlier upload. An archive refused by
-    the inspection is kept as a failed upload and UploadRefused is raised."""
+    """Store the archive of a one-request upload untouched with its checksum, then inspect
+    it (``upload_store``)."""
     Path(settings.MEDIA_ROOT).mkdir(parents=True, exist_ok=True)
     temp, sha256, size = _spool(uploaded_file)
     try:
-        existing = Upload.objects.filter(owner=owner, sha256=sha256).first()
-        if existing is not None:
-            return UploadCreated(
-                existing,
-                duplicate=True,
-                resumed=upload_resume(existing),
-                metadata_ignored=(metadata or {}) != (existing.metadata or {}),
-            )
-        name = Path(getattr(uploaded_file, "name", "") or "archive").name or "archive"
-        upload = Upload(
-            owner=owner,
-            original_name=_shortened(name, 255),
-            size=size,
-            sha256=sha256,
-            metadata=metadata,
+        if not Upload.objects.filter(owner=owner, sha256=sha256).exists():
+            refusal = quota_refusal(owner, incoming_bytes=size)
+            if refusal is not None:
+                raise UploadThrottled(refusal.message, refusal.retry_after)
+        name = getattr(uploaded_file, "name", "") or "archive"
+        return upload_store(
+            owner=owner, path=temp, sha256=sha256, size=size, name=name, metadata=metadata
         )
-        with open(temp, "rb") as handle:
-            # Well under the 255 bytes a file name may take on disk.
-            upload.archive.save(_shortened(name, 100), File(handle), save=False)
-        try:
-            upload.save()
-        except IntegrityError:  # the same archive arrived twice at once
-            upload.archive.delete(save=False)
-            existing = Upload.objects.get(owner=owner, sha256=sha256)
-            return UploadCreated(
-                existing,
-                duplicate=True,
-                metadata_ignored=(metadata or {}) != (existing.metadata or {}),
-            )
-        except BaseException:  # no row, so no file either
-            upload.archive.delete(save=False)
-            raise
     finally:
         temp.unlink(missing_ok=True)
+
+
+class _ArchiveOnDisk(File):
+    """An archive already on disk: the storage moves it into place instead of copying."""
+
+    def temporary_file_path(self) -> str:
+        return self.file.name
+
+
+def upload_store(
+    *, owner, path: Path, sha256: str, size: int, name: str, metadata: dict
+) -> UploadCreated:
+    """The one way an archive becomes an upload, whichever way it arrived (one request, or
+    in pieces, ``webapp.results.resumable``): ``path`` holds it, with the checksum computed
+    as it arrived. A re-upload of the same archive by the same owner returns the earlier
+    upload (and leaves ``path``); otherwise the file is moved into storage and inspected.
+    An archive refused by the inspection is kept as a failed upload and UploadRefused is
+    raised."""
+    existing = Upload.objects.filter(owner=owner, sha256=sha256).first()
+    if existing is not None:
+        return UploadCreated(
+            existing,
+            duplicate=True,
+            resumed=upload_resume(existing),
+            metadata_ignored=(metadata or {}) != (existing.metadata or {}),
+        )
+    name = Path(name or "archive").name or "archive"
+    upload = Upload(
+        owner=owner,
+        original_name=_shortened(name, 255),
+        size=size,
+        sha256=sha256,
+        metadata=metadata,
+    )
+    with open(path, "rb") as handle:
+        # Well under the 255 bytes a file name may take on disk.
+        upload.archive.save(_shortened(name, 100), _ArchiveOnDisk(handle), save=False)
+    try:
+        upload.save()
+    except IntegrityError:  # the same archive arrived twice at once
+        upload.archive.delete(save=False)
+        existing = Upload.objects.get(owner=owner, sha256=sha256)
+        return UploadCreated(
+            existing,
+            duplicate=True,
+            metadata_ignored=(metadata or {}) != (existing.metadata or {}),
+        )
+    except BaseException:  # no row, so no file either
+        upload.archive.delete(save=False)
+        raise
     try:
         inspect_archive(Path(upload.archive.path), archive_limits())
     except ArchiveRefused as exc:

@@ -1,0 +1,739 @@
+"""``mleboard submit``: send MLE-bench runs to a site, resumably, and follow their grading;
+``mleboard login``: keep a token for a site.
+
+    mleboard submit PATH [PATH ...] --site URL [--token T]
+                    [--metadata FILE | --scaffold S --model M] [--name N]
+                    [--no-wait] [--dry-run] [--data-dir DIR]
+
+PATH is one or more run-group folders (as MLE-bench's ``run_agent.py`` writes them), one
+``submissions.jsonl`` (sent with the files it names), or a ready archive (zip or tar). The
+folders are sent as a tar made on the fly (``cli.archive_stream``: deterministic, nothing
+written to disk) over tus 1.0 (tuspy), in pieces; the address of the unfinished upload is
+kept in the user's cache folder, so running the same command again continues it, and the
+site recognises a resent archive by its checksum: never a second experiment.
+
+Exit codes: 0 graded; 1 refused or failed (the message says why and what to do); 2 usage;
+3 interrupted - the connection dropped or Ctrl-C: run the same command again to continue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import hashlib
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+EXIT_GRADED, EXIT_REFUSED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 3
+CHUNK_MIB = 16
+FORMAT_VERSION = "mleboard-submit-tar-1"
+
+
+def register(subparsers) -> None:
+    submit = subparsers.add_parser(
+        "submit",
+        help="send MLE-bench run groups to a site (resumable) and follow their grading",
+        description="Send run-group folders, a submissions.jsonl with its files, or a ready "
+        "archive to an mleboard site, then follow grading and print the experiment's Any "
+        "Medal %% per split. Interrupted (connection, Ctrl-C)? Run the same command again: "
+        "it continues where it stopped. Exit codes: 0 graded, 1 refused or failed, 2 usage, "
+        "3 interrupted (resumable).",
+    )
+    submit.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    submit.add_argument(
+        "--site", required=True, help="the site's address, e.g. https://mleboard.example.org"
+    )
+    submit.add_argument(
+        "--token", help="an API token (default: $MLEBOARD_TOKEN, else `mleboard login`'s)"
+    )
+    meta = submit.add_argument_group("the experiment (one of)")
+    meta.add_argument(
+        "--metadata",
+        type=Path,
+        metavar="FILE",
+        help="a JSON file: scaffold, model and the optional keys of the upload form",
+    )
+    meta.add_argument("--scaffold", help="the agent's scaffold, e.g. aide")
+    meta.add_argument("--model", help="the model behind it, e.g. o1-preview")
+    submit.add_argument("--name", help="a name for the experiment")
+    submit.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="print the upload's address once sent, do not follow grading",
+    )
+    submit.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the layout and every submission here, print what would be sent, send nothing",
+    )
+    submit.add_argument(
+        "--data-dir",
+        type=Path,
+        help="MLE-bench's prepared data, for --dry-run's full validation (default: $MLEBOARD_DATA_DIR)",
+    )
+    submit.add_argument(
+        "--chunk-size",
+        type=int,
+        default=CHUNK_MIB,
+        metavar="MIB",
+        help=f"bytes per request, in MiB (default {CHUNK_MIB})",
+    )
+    submit.add_argument(
+        "--retries",
+        type=int,
+        default=0,
+        metavar="N",
+        help="reconnect this many times before giving up with exit code 3 (default 0)",
+    )
+    submit.set_defaults(handler=cmd_submit)
+
+    login = subparsers.add_parser(
+        "login",
+        help="keep an API token for a site (in a file only you can read)",
+        description="Check a token against the site and keep it in the user's config "
+        "folder (mode 0600) for `mleboard submit --site` to use. Make tokens on the site's "
+        "API tokens page.",
+    )
+    login.add_argument("--site", required=True)
+    login.add_argument("--token", help="the token (default: asked for, not echoed)")
+    login.set_defaults(handler=cmd_login)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+# ---------------------------------------------------------------- login
+
+
+def cmd_login(args: argparse.Namespace) -> int:
+    from cli.site_api import Site, SiteError, normalise_site, save_token
+
+    try:
+        site = normalise_site(args.site)
+    except SiteError as error:
+        _say(f"mleboard login: {error}")
+        return EXIT_USAGE
+    token = args.token or getpass.getpass(f"API token (make one at {site}/accounts/tokens/): ")
+    if not token.strip():
+        _say("mleboard login: no token given")
+        return EXIT_USAGE
+    try:
+        Site(site, token.strip()).check_token()
+    except SiteError as error:
+        _say(f"mleboard login: {error}")
+        return EXIT_REFUSED
+    path = save_token(site, token.strip())
+    print(f"Token for {site} saved in {path} (readable by you only).")
+    return EXIT_GRADED
+
+
+# ---------------------------------------------------------------- submit
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Refused(Exception):
+    pass
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from cli.archive_stream import LayoutProblem
+    from cli.site_api import SiteError
+
+    try:
+        return _submit(args)
+    except _Usage as error:
+        _say(f"mleboard submit: {error}")
+        return EXIT_USAGE
+    except (_Refused, LayoutProblem) as error:
+        _say(f"mleboard submit: refused: {error}")
+        return EXIT_REFUSED
+    except SiteError as error:
+        _say(f"mleboard submit: {error}")
+        return EXIT_REFUSED
+    except _Interrupted as error:
+        _say(f"mleboard submit: interrupted: {error}")
+        return EXIT_INTERRUPTED
+
+
+def _metadata(args) -> dict:
+    if args.metadata and (args.scaffold or args.model):
+        raise _Usage("give --metadata FILE, or --scaffold and --model, not both")
+    if args.metadata:
+        try:
+            data = json.loads(args.metadata.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise _Usage(f"cannot read --metadata {args.metadata}: {error.strerror}") from None
+        except (ValueError, RecursionError) as error:
+            raise _Usage(f"--metadata {args.metadata} is not valid JSON: {error}") from None
+        if not isinstance(data, dict):
+            raise _Usage(
+                f'--metadata {args.metadata} must hold a JSON object, like {{"scaffold": "aide", "model": "o1-preview"}}'
+            )
+    elif args.scaffold and args.model:
+        data = {"scaffold": args.scaffold, "model": args.model}
+    else:
+        raise _Usage("say which agent made the runs: --scaffold S --model M, or --metadata FILE")
+    if args.name:
+        data["name"] = args.name
+    missing = [k for k in ("scaffold", "model") if not str(data.get(k) or "").strip()]
+    if missing:
+        raise _Usage(f"the metadata needs {' and '.join(missing)}")
+    return data
+
+
+class _Payload:
+    """What will be sent: a tar of members made on the fly, or a ready archive."""
+
+    def __init__(self, paths: list[Path], metadata: dict):
+        from cli.archive_stream import TarStream, collect, is_ready_archive
+
+        missing = [str(p) for p in paths if not p.exists()]
+        if missing:
+            raise _Usage(f"no such file or folder: {', '.join(missing)}")
+        archives = [p for p in paths if is_ready_archive(p)]
+        meta = json.dumps(metadata, sort_keys=True)
+        if archives:
+            if len(paths) > 1:
+                raise _Usage("send a ready archive on its own (one PATH), or folders without it")
+            path = archives[0].resolve()
+            st = path.stat()
+            self.members = None
+            self.name = path.name
+            self.length = st.st_size
+            self.open = lambda: open(path, "rb")  # noqa: SIM115
+            self.fingerprint = hashlib.sha256(
+                f"{FORMAT_VERSION}\0{path}\0{st.st_size}\0{st.st_mtime_ns}\0{meta}".encode()
+            ).hexdigest()
+            self.path = path
+            return
+        other = [str(p) for p in paths if p.is_file() and p.suffix != ".jsonl"]
+        if other:
+            raise _Usage(
+                f"{', '.join(other)}: give run-group folders, a submissions.jsonl, or a ready "
+                "archive (.zip, .tar, .tar.gz, .tar.bz2, .tar.xz)"
+            )
+        self.members = collect(paths)
+        first = paths[0].resolve()
+        self.name = (first.stem if first.is_file() else first.name) + ".tar"
+        self.length = TarStream(self.members).length
+        self.open = lambda: TarStream(self.members)
+        self.fingerprint = self.members.fingerprint(f"{FORMAT_VERSION}\0{meta}")
+        self.path = None
+
+
+def _submit(args) -> int:
+    from cli.site_api import SiteError, normalise_site, resolve_token
+
+    try:
+        site = normalise_site(args.site)
+    except SiteError as error:
+        raise _Usage(str(error)) from None
+    if args.chunk_size < 1 or args.retries < 0:
+        raise _Usage("--chunk-size must be at least 1 (MiB) and --retries at least 0")
+    metadata = _metadata(args)
+    payload = _Payload(args.paths, metadata)
+    contents = _check_layout(payload, metadata)
+    if args.dry_run:
+        return _dry_run(payload, contents, metadata, site, args)
+    token, source = resolve_token(site, args.token)
+    if not token:
+        raise _Usage(
+            f"no API token for {site}: make one at {site}/accounts/tokens/, then run "
+            f"`mleboard login --site {site}` (or pass --token, or set $MLEBOARD_TOKEN)"
+        )
+    from cli.site_api import Site
+
+    client = Site(site, token)
+    upload_path = _send(client, payload, metadata, args)
+    page = client.absolute(upload_path.replace("/api/uploads/", "/uploads/"))
+    if args.no_wait:
+        print(f"Sent. Grading runs on the site: {page}")
+        return EXIT_GRADED
+    return _follow(client, upload_path, page)
+
+
+# ---------------------------------------------------------------- checking here
+
+
+def _known_competitions() -> set[str]:
+    from benchmark.catalogue import load_catalogue
+
+    return set(load_catalogue(include_demo=True))
+
+
+def _check_layout(payload: _Payload, metadata: dict):
+    """Read the upload as the site will (same readers, same catalogue): a layout it would
+    refuse is refused here, before anything is sent. A ready archive is read by the site."""
+    if payload.members is None:
+        return None
+    from benchmark.upload_layout import UploadLayoutError, read_upload
+    from benchmark.upload_tree import UploadTree
+
+    seeds = metadata.get("seeds") if isinstance(metadata.get("seeds"), dict) else None
+    try:
+        return read_upload(
+            UploadTree.from_members(payload.members.files, payload.members.dirs),
+            known_competitions=_known_competitions(),
+            seeds=seeds,
+        )
+    except UploadLayoutError as error:
+        raise _Refused(str(error)) from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise _Refused(str(error)) from None
+
+
+def _dry_run(payload: _Payload, contents, metadata: dict, site: str, args) -> int:
+    import os
+
+    env = os.environ.get("MLEBOARD_DATA_DIR")
+    data_dir = args.data_dir or (Path(env) if env else None)
+    if contents is not None:
+        return _dry_run_report(payload, contents, metadata, site, data_dir)
+    # A ready archive: unpacked (safely, as the site does) into a folder removed afterwards.
+    from benchmark.archive import ArchiveRefused, extract_archive
+    from benchmark.upload_layout import UploadLayoutError, read_upload
+
+    with tempfile.TemporaryDirectory(prefix="mleboard-dry-run-") as temp:
+        dest = Path(temp) / "upload"
+        try:
+            extract_archive(payload.path, dest)
+            contents = read_upload(dest, known_competitions=_known_competitions())
+        except (ArchiveRefused, UploadLayoutError, ValueError) as error:
+            raise _Refused(str(error)) from None
+        return _dry_run_report(payload, contents, metadata, site, data_dir)
+
+
+def _dry_run_report(payload: _Payload, contents, metadata: dict, site: str, data_dir) -> int:
+    name = metadata.get("name") or f"{metadata['scaffold']} × {metadata['model']}"
+    print(
+        f"Would send {payload.name} ({_size(payload.length)}, {payload.length:,} bytes) to {site}"
+    )
+    print(f"Experiment: {name}")
+    for warning in contents.warnings:
+        print(f"  note: {warning}")
+    if contents.kind == "reports":
+        n = sum(len(g.reports) for g in contents.reported)
+        print(f"{n} reported grades in {len(contents.reported)} report file(s), stored as reported")
+        print("Nothing was sent (--dry-run).")
+        return EXIT_GRADED
+    runs = sorted(contents.runs, key=lambda r: (r.competition_id, r.seed))
+    seeds = ", ".join(str(s) for s in sorted({r.seed for r in runs}))
+    competitions = len({r.competition_id for r in runs})
+    print(f"{len(runs)} runs: {competitions} competitions × seeds {seeds}")
+    problems = 0
+    levels = set()
+    for run in runs:
+        verdict, level = _check_submission(run, data_dir)
+        levels.add(level)
+        problems += verdict.startswith("invalid")
+        print(f"  {run.competition_id:<45} seed {run.seed:<3} {verdict}")
+    print(_levels_note(levels))
+    if problems:
+        print(f"{problems} submission(s) would be graded as invalid (they count as no medal).")
+    print("Nothing was sent (--dry-run).")
+    return EXIT_GRADED
+
+
+def _check_submission(run, data_dir: Path | None) -> tuple[str, str]:
+    """The verdict on one submission and how far it could be checked: ``full`` (the
+    graders' own validation, with the prepared answers), ``sample`` (columns and row count
+    against the public sample submission) or ``basic`` (a readable CSV with a header)."""
+    if run.submission_path is None:
+        return "no submission (recorded as such: a result, not an error)", "basic"
+    path = Path(run.submission_path)
+    if data_dir is not None:
+        import graders
+        from graders import AnswersMissing, GraderError
+
+        try:
+            result = graders.validate_submission(path, run.competition_id, data_dir)
+        except AnswersMissing:
+            pass
+        except GraderError as error:
+            return f"not checked: {error}", "full"
+        else:
+            return ("valid" if result.valid else f"invalid: {result.message}"), "full"
+        sample = data_dir / run.competition_id / "prepared" / "public" / "sample_submission.csv"
+        if sample.is_file():
+            return _compare_with_sample(path, sample), "sample"
+    return _basic_csv(path), "basic"
+
+
+def _header_and_rows(path: Path) -> tuple[list[str], int]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, [])
+        rows = sum(1 for _ in reader)
+    return header, rows
+
+
+def _basic_csv(path: Path) -> str:
+    try:
+        header, rows = _header_and_rows(path)
+    except (OSError, UnicodeError) as error:
+        return f"invalid: cannot read it ({error})"
+    if not header:
+        return "invalid: the file is empty"
+    return (
+        f"readable ({rows:,} rows; columns {', '.join(header[:4])}{'…' if len(header) > 4 else ''})"
+    )
+
+
+def _compare_with_sample(path: Path, sample: Path) -> str:
+    try:
+        header, rows = _header_and_rows(path)
+        want, want_rows = _header_and_rows(sample)
+    except (OSError, UnicodeError) as error:
+        return f"invalid: cannot read it ({error})"
+    if not header:
+        return "invalid: the file is empty"
+    missing = [c for c in want if c not in header]
+    if missing:
+        return f"invalid: missing column(s) {', '.join(missing)} of the sample submission"
+    if rows != want_rows:
+        return f"invalid: {rows:,} rows, the sample submission has {want_rows:,}"
+    return "columns and row count match the sample submission"
+
+
+def _levels_note(levels: set[str]) -> str:
+    if levels <= {"full"}:
+        return "Checked with the graders' own validation (the prepared answers in --data-dir)."
+    if "sample" in levels:
+        return (
+            "Checked against the public sample submissions (columns, row count); the ids and "
+            "values are checked by the site, or here with --data-dir holding prepared answers."
+        )
+    return (
+        "Checked here: the layout, the competitions and that each CSV reads. Give --data-dir "
+        "(MLE-bench's prepared data) to check columns against the sample submissions, or "
+        "with the private answers, exactly as the site's graders will."
+    )
+
+
+# ---------------------------------------------------------------- sending
+
+
+def _state_file(site: str, payload: _Payload) -> Path:
+    from cli.site_api import cache_dir
+
+    key = hashlib.sha256(f"{site}\0{payload.fingerprint}".encode()).hexdigest()[:32]
+    return cache_dir() / "uploads" / f"{key}.json"
+
+
+def _load_state(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_state(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_suffix(".tmp")
+    temp.write_text(json.dumps(data), encoding="utf-8")
+    temp.replace(path)
+
+
+def _tus_error(error) -> tuple[int | None, str]:
+    from cli.site_api import error_text
+
+    status = getattr(error, "status_code", None)
+    body = getattr(error, "response_content", None) or b""
+    try:
+        text = json.loads(body).get("error", "") if body else ""
+    except (ValueError, AttributeError):
+        text = body.decode("utf-8", "replace")[:300] if isinstance(body, bytes) else str(body)
+    if not text and hasattr(error, "response"):
+        text = error_text(error.response)
+    return status, text or str(error)
+
+
+def _send(client, payload: _Payload, metadata: dict, args) -> str:
+    """Send the payload (continuing an earlier attempt when there is one); returns the
+    API address of the upload it became."""
+    from tusclient.client import TusClient
+    from tusclient.exceptions import TusCommunicationError, TusUploadFailed
+
+    state_path = _state_file(client.url, payload)
+    state = _load_state(state_path)
+    if state.get("upload"):
+        _say("Already sent (an earlier run of this command); following it.")
+        return state["upload"]
+    tus = TusClient(
+        client.absolute("/api/uploads/tus/"), headers={"Authorization": f"Token {client.token}"}
+    )
+    stream = payload.open()
+    uploader = None
+    try:
+        uploader = _uploader(tus, stream, payload, metadata, args, state.get("url"))
+        if state.get("url") != uploader.url:
+            _save_state(
+                state_path, {"url": uploader.url, "site": client.url, "length": payload.length}
+            )
+        if uploader.offset:
+            _say(
+                f"Continuing an interrupted upload at {_size(uploader.offset)} of {_size(payload.length)}."
+            )
+        headers = _send_pieces(uploader, payload, args, client)
+    except KeyboardInterrupt:
+        sent = uploader.offset if uploader is not None else 0
+        raise _Interrupted(_resume_hint(sent, payload.length)) from None
+    except (TusCommunicationError, TusUploadFailed) as error:
+        status, text = _tus_error(error)
+        if status in (401, 403):
+            from cli.site_api import refused_token_message
+
+            raise _Refused(refused_token_message(client.url)) from None
+        if status is None:
+            sent = uploader.offset if uploader is not None else 0
+            if uploader is None:
+                raise _Refused(
+                    f"could not reach {client.url}: {text}; check the address and try again"
+                ) from None
+            raise _Interrupted(
+                f"the connection to {client.url} dropped ({text}). {_resume_hint(sent, payload.length)}"
+            ) from None
+        raise _Refused(f"the site answered {status}: {text}") from None
+    finally:
+        stream.close()
+    upload = headers.get("mleboard-upload")
+    if not upload:
+        raise _Refused(
+            "the site took every byte but did not say which upload it became; is it an mleboard site?"
+        )
+    _save_state(state_path, {**_load_state(state_path), "upload": upload})
+    return upload
+
+
+def _resume_hint(sent: int, length: int) -> str:
+    share = f" ({100 * sent / length:.0f}%)" if length else ""
+    return f"{_size(sent)} of {_size(length)} sent{share}; run the same command again to continue from there."
+
+
+def _uploader(tus, stream, payload, metadata, args, url):
+    from tusclient.exceptions import TusCommunicationError
+    from tusclient.uploader import Uploader
+
+    options = dict(
+        file_stream=stream,
+        chunk_size=args.chunk_size * 1024 * 1024,
+        metadata={"filename": payload.name, "metadata": json.dumps(metadata)},
+        retries=args.retries,
+        retry_delay=5,
+    )
+    if url:
+        try:
+            return Uploader(client=tus, url=url, **options)
+        except TusCommunicationError as error:
+            status, _text = _tus_error(error)
+            if status is None:
+                raise
+            _say("The earlier upload is gone from the site (expired or cancelled): starting again.")
+    uploader = Uploader(client=tus, **options)
+    uploader.set_url(uploader.create_url())
+    uploader.offset = 0
+    return uploader
+
+
+def _send_pieces(uploader, payload, args, client) -> dict:
+    """PATCH pieces until every byte is on the site; returns the last answer's headers."""
+    from tusclient.exceptions import TusUploadFailed
+
+    bar = _Progress(payload.length, uploader.offset)
+    try:
+        while uploader.offset < payload.length:
+            try:
+                uploader.upload_chunk()
+            except TusUploadFailed as error:
+                status, text = _tus_error(error)
+                if status in (409, 423):  # not where we thought, or a cut-off piece still draining
+                    uploader.offset = _wait_for_offset(uploader)
+                    continue
+                if status == 410:
+                    raise _Refused(
+                        f"{text}. Run the command again to start a new upload."
+                    ) from None
+                raise
+            bar.update(uploader.offset)
+    finally:
+        bar.close()
+    headers = (
+        dict(getattr(uploader.request, "response_headers", {}) or {})
+        if getattr(uploader, "request", None)
+        else {}
+    )
+    if "mleboard-upload" not in headers:
+        headers = _head(uploader)
+    return headers
+
+
+def _head(uploader, attempts: int = 60) -> dict:
+    """The upload's headers, waiting while the site stores a complete one."""
+    import requests
+
+    for _ in range(attempts):
+        response = requests.head(uploader.url, headers=uploader.get_headers(), timeout=30)
+        headers = {k.lower(): v for k, v in response.headers.items()}
+        if response.status_code >= 400 or "mleboard-upload" in headers:
+            return headers
+        if int(headers.get("upload-offset", -1)) < int(headers.get("upload-length", 0)):
+            return headers
+        time.sleep(1)
+    return {}
+
+
+def _wait_for_offset(uploader, seconds: float = 120) -> int:
+    """The site's offset, once no other request is still writing the upload."""
+    from tusclient.exceptions import TusCommunicationError
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return uploader.get_offset()
+        except TusCommunicationError as error:
+            status, _ = _tus_error(error)
+            if status != 423 or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
+class _Progress:
+    """Bytes sent, rate and time left: tqdm's bar on a terminal, a line every 10% else."""
+
+    def __init__(self, total: int, initial: int):
+        from tqdm import tqdm
+
+        self.total = total
+        self.last = initial
+        self.started = time.monotonic()
+        self.start_offset = initial
+        self.next_line = (initial * 10 // max(total, 1) + 1) * total // 10
+        self.bar = tqdm(
+            total=total,
+            initial=initial,
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            desc="Sending",
+            file=sys.stderr,
+            disable=None,
+            dynamic_ncols=True,
+        )
+        self.tty = not self.bar.disable
+
+    def update(self, offset: int) -> None:
+        if self.tty:
+            self.bar.update(offset - self.last)
+        elif offset >= self.next_line or offset == self.total:
+            elapsed = max(time.monotonic() - self.started, 1e-6)
+            rate = (offset - self.start_offset) / elapsed
+            left = (self.total - offset) / rate if rate else 0
+            _say(
+                f"Sending: {100 * offset / self.total:3.0f}%  {_size(offset)} of {_size(self.total)}  {_size(rate)}/s  {left:.0f} s left"
+            )
+            self.next_line = (offset * 10 // self.total + 1) * self.total // 10
+        self.last = offset
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+# ---------------------------------------------------------------- following grading
+
+
+def _follow(client, upload_path: str, page: str, poll: float = 2.0) -> int:
+    from cli.site_api import SiteError
+
+    _say(f"Sent. Following grading at {page}")
+    last = None
+    try:
+        while True:
+            progress = client.get(upload_path)
+            line = (
+                progress["status"],
+                progress["runs_graded"],
+                progress["runs_failed"],
+                progress["runs_invalid"],
+                progress["runs_total"],
+            )
+            if line != last:
+                _say(
+                    f"Grading: {progress['status']}: {progress['runs_graded']} of {progress['runs_total']} runs graded, {progress['runs_failed']} failed, {progress['runs_invalid']} invalid"
+                )
+                last = line
+            if progress["status"] in ("graded", "failed"):
+                break
+            time.sleep(poll)
+    except SiteError as error:
+        if error.unreachable:
+            raise _Interrupted(
+                f"{error}. The upload is complete; run the same command again to follow its grading."
+            ) from None
+        raise
+    except KeyboardInterrupt:
+        raise _Interrupted(
+            "stopped following; the site grades on. Run the same command again to follow it."
+        ) from None
+    for warning in progress.get("warnings") or []:
+        _say(f"  note: {warning}")
+    if progress["status"] == "failed" and not progress.get("experiment"):
+        raise _Refused(f"the site refused the upload: {progress.get('error')}")
+    for failure in progress.get("failures") or []:
+        _say(
+            f"  failed to grade: {failure.get('competition_id')} seed {failure.get('seed')}: {failure.get('reason')}"
+        )
+    for invalid in (progress.get("invalid_submissions") or [])[:20]:
+        _say(
+            f"  invalid submission: {invalid.get('competition_id')} seed {invalid.get('seed')}: {invalid.get('reason')}"
+        )
+    experiment = progress.get("experiment")
+    url = client.absolute(f"/experiments/{experiment}/")
+    print(f"Experiment: {url}")
+    _print_figures(client, experiment)
+    return EXIT_REFUSED if progress["runs_failed"] else EXIT_GRADED
+
+
+def _print_figures(client, experiment: int, wait: float = 120) -> None:
+    """Any Medal % ± SEM per split, once the site has computed the figures."""
+    from benchmark.splits import FIGURE_SPLITS, split_label
+
+    deadline = time.monotonic() + wait
+    while True:
+        figures = client.get(f"/api/experiments/{experiment}/").get("figures") or {}
+        medal = {
+            split: (figures.get(split) or {}).get("metrics", {}).get("any_medal_percentage")
+            for split in FIGURE_SPLITS
+        }
+        medal = {k: v for k, v in medal.items() if v and v.get("mean") is not None}
+        if medal or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    if not medal:
+        print("Figures are still being computed: see the experiment's page.")
+        return
+    print("Any Medal % (mean ± SEM over seeds):")
+    for split, metric in medal.items():
+        sem = metric.get("standard_error") or 0.0
+        print(f"  {split_label(split):<20} {metric['mean']:6.1f} ± {sem:.1f}")
