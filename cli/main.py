@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from cli import CommandError, grading, integrity, runs
+from cli import CommandError, configuration, grading, integrity, runs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     grading.register(subparsers)
     runs.register(subparsers)
     integrity.register(subparsers)
+    configuration.register(subparsers)
     return parser
 
 

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from config import env
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -53,7 +55,7 @@ def main() -> None:
         call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)
     call_command("load_catalogue", verbosity=0)
-    build = build_demo(Path(os.environ["MLEBOARD_DATA_DIR"]), seeds=1)
+    build = build_demo(env("MLEBOARD_DATA_DIR"), seeds=1)
     for cid in DEMO_COMPETITIONS:
         leaderboard_import_file(Competition.objects.get(slug=cid), build.leaderboards[cid])
     user = User.objects.create_user("bench")
