@@ -812,6 +812,13 @@ VARIABLES: tuple[Variable, ...] = (
         TESTS,
         internal=True,
     ),
+    *(
+        Variable(name, p.parse_str, "", "", meaning, TESTS, internal=True)
+        for name, meaning in (
+            ("SOAK_TRANSPORT", "perf/broker_soak.py: the transport its workers use"),
+            ("SOAK_DIR", "perf/broker_soak.py: its folder"),
+        )
+    ),
     Variable(
         "BIN",
         p.parse_path,

@@ -219,6 +219,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env("CELERY_VISIBILITY_TIMEOUT"),
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's filesystem transport with its races closed (webapp/embedded_broker.py): safe
+    # for several workers, beat and remote control at once.
+    CELERY_BROKER_TRANSPORT = "webapp.embedded_broker:Transport"
     for sub in ("queue", "processed", "control"):
         (_broker_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS |= {
