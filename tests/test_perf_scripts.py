@@ -124,7 +124,7 @@ def test_load_bench_tiny(tmp_path):
     run_script(
         "load_bench.py",
         "--experiments",
-        "2",
+        "6",  # compare pages pick 4 of the first 6
         "--seeds",
         "1",
         "--clients",
@@ -152,7 +152,7 @@ def test_hosts_sim_tiny(tmp_path):
         "--gpu-seeds",
         "1",
         "--time-limit",
-        "3",
+        "60",
         "--stale-after",
         "4",
         "--reaper-interval",
