@@ -12,6 +12,7 @@ RUN useradd --create-home --uid 10001 mleboard \
 COPY pyproject.toml README.md ./
 COPY benchmark ./benchmark
 COPY cli ./cli
+COPY config ./config
 COPY graders ./graders
 COPY runner ./runner
 COPY webapp ./webapp
@@ -23,4 +24,6 @@ RUN SECRET_KEY=build python manage.py collectstatic --noinput -v0
 
 USER mleboard
 EXPOSE 8000
-CMD ["gunicorn", "webapp.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+ENV HOST=0.0.0.0 PORT=8000 WEB_CONCURRENCY=3
+# gunicorn as webapp/processes.py starts it (no control socket; graceful stop).
+CMD ["python", "-m", "webapp.processes", "run", "web"]

@@ -13,9 +13,10 @@ cost *estimate*: the operator's prices, not an invoice.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from config.parsers import parse_prices as _parse_prices
 
 METERED, DECLARED = "metered", "declared"
 
@@ -92,24 +93,9 @@ class Price:
 
 def parse_prices(text: str) -> dict[str, Price]:
     """``"gpt-4o=2.5/10,o1-preview=15/60"``: per model, dollars per million prompt tokens
-    and per million completion tokens. ValueError naming what is wrong."""
-    prices: dict[str, Price] = {}
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        model, sep, numbers = part.rpartition("=")
-        prompt, slash, completion = numbers.partition("/")
-        try:
-            values = (float(prompt), float(completion))
-        except ValueError:
-            values = (-1.0, -1.0)
-        if not sep or not model.strip() or not slash or not all(0 <= v < math.inf for v in values):
-            raise ValueError(
-                f"{part!r} is not MODEL=PROMPT/COMPLETION (dollars per million tokens, e.g. "
-                "gpt-4o=2.5/10)"
-            )
-        prices[model.strip()] = Price(*values)
-    return prices
+    and per million completion tokens (read by ``config.parsers.parse_prices``, as the
+    setting ``MLEBOARD_LLM_PRICES`` is). ValueError naming what is wrong."""
+    return {model: Price(*values) for model, values in _parse_prices(text).items()}
 
 
 def cost_estimate(

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 from cli import CommandError
+from config import env, is_set
 
 DATA_DIR_ENV = "MLEBOARD_DATA_DIR"
 
@@ -61,11 +61,11 @@ def register(subparsers) -> None:
 
 
 def _data_arguments(parser: argparse.ArgumentParser, leaderboard: bool = True) -> None:
-    default = os.environ.get(DATA_DIR_ENV)
+    default = env(DATA_DIR_ENV) if is_set(DATA_DIR_ENV) else None
     parser.add_argument(
         "--data-dir",
         type=Path,
-        default=Path(default) if default else None,
+        default=default,
         required=default is None,
         help=f"MLE-bench's prepared data folder (default: ${DATA_DIR_ENV})",
     )

@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from cli import CommandError, grading, integrity, runs, submit
+from cli import CommandError, configuration, grading, integrity, runs, submit
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.register(subparsers)
     integrity.register(subparsers)
     submit.register(subparsers)
+    configuration.register(subparsers)
     return parser
 
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from cli import CommandError
+from config import env
 
 DEFAULT_BACKEND_ENV = "MLEBOARD_RUN_BACKEND"
 
@@ -50,7 +51,7 @@ def _add_run(subparsers) -> None:
     parser.add_argument(
         "--backend",
         choices=("docker", "local"),
-        default=os.environ.get(DEFAULT_BACKEND_ENV, "docker"),
+        default=env(DEFAULT_BACKEND_ENV),
         help=f"execution backend (default: ${DEFAULT_BACKEND_ENV} or docker)",
     )
     parser.add_argument(

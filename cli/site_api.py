@@ -11,6 +11,8 @@ from urllib.parse import urlsplit
 
 import requests
 
+from config import env
+
 TOKEN_ENV = "MLEBOARD_TOKEN"
 TIMEOUT = (10, 60)  # connect, read (seconds)
 
@@ -24,13 +26,11 @@ class SiteError(Exception):
 
 
 def config_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
-    return Path(base) / "mleboard"
+    return Path(env("XDG_CONFIG_HOME") or Path.home() / ".config") / "mleboard"
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "mleboard"
+    return Path(env("XDG_CACHE_HOME") or Path.home() / ".cache") / "mleboard"
 
 
 def normalise_site(url: str) -> str:
@@ -80,8 +80,8 @@ def resolve_token(site: str, given: str | None) -> tuple[str | None, str]:
     else the file ``mleboard login`` wrote for this site."""
     if given:
         return given.strip(), "--token"
-    if os.environ.get(TOKEN_ENV):
-        return os.environ[TOKEN_ENV].strip(), f"${TOKEN_ENV}"
+    if token := env(TOKEN_ENV):
+        return token, f"${TOKEN_ENV}"
     saved = saved_tokens().get(site)
     return (saved, str(_credentials_file())) if saved else (None, "")
 

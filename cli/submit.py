@@ -302,10 +302,9 @@ def _check_layout(payload: _Payload, metadata: dict):
 
 
 def _dry_run(payload: _Payload, contents, metadata: dict, site: str, args) -> int:
-    import os
+    from config import env, is_set
 
-    env = os.environ.get("MLEBOARD_DATA_DIR")
-    data_dir = args.data_dir or (Path(env) if env else None)
+    data_dir = args.data_dir or (env("MLEBOARD_DATA_DIR") if is_set("MLEBOARD_DATA_DIR") else None)
     if contents is not None:
         return _dry_run_report(payload, contents, metadata, site, data_dir)
     # A ready archive: unpacked (safely, as the site does) into a folder removed afterwards.

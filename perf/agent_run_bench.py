@@ -20,6 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from config import env
+from config.variables import RUN_QUEUE_NAMES
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -35,6 +38,9 @@ def main() -> None:
     os.environ["MLEBOARD_MEDIA_ROOT"] = str(work / "media")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
     os.environ.setdefault("SECRET_KEY", "bench-only-key")
+    os.environ["MLEBOARD_RUN_BACKEND"] = args.backend
+    if args.backend == "local":  # the operator's choice, made here for the bench
+        os.environ["MLEBOARD_ALLOW_UNISOLATED_RUNS"] = "1"
     import django
 
     django.setup()
@@ -45,6 +51,7 @@ def main() -> None:
     from benchmark.demo import DEMO_COMPETITIONS, build_demo
     from webapp.competitions.models import Competition
     from webapp.competitions.services import leaderboard_import_file
+    from webapp.processes import GRADING_QUEUES
     from webapp.results.models import GradeReport
     from webapp.runs.models import AgentRun
     from webapp.runs.services import launch_create
@@ -53,7 +60,7 @@ def main() -> None:
         call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)
     call_command("load_catalogue", verbosity=0)
-    build = build_demo(Path(os.environ["MLEBOARD_DATA_DIR"]), seeds=1)
+    build = build_demo(env("MLEBOARD_DATA_DIR"), seeds=1)
     for cid in DEMO_COMPETITIONS:
         leaderboard_import_file(Competition.objects.get(slug=cid), build.leaderboards[cid])
     user = User.objects.create_user("bench")
@@ -66,7 +73,8 @@ def main() -> None:
             "webapp",
             "worker",
             "-Q",
-            "grading,runs,default",
+            # The queues of make run's two workers (webapp/processes.py), in one worker.
+            ",".join([*GRADING_QUEUES, *RUN_QUEUE_NAMES]),
             "--concurrency",
             "2",
             "--loglevel",
@@ -76,7 +84,12 @@ def main() -> None:
         env=os.environ.copy(),
     )
     try:
-        time.sleep(3)
+        from webapp.celery import app
+
+        deadline = time.monotonic() + 120
+        while not app.control.ping(timeout=1.0):
+            if worker.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the worker did not start")
         launch = launch_create(
             owner=user,
             agent_name="dummy",

@@ -422,6 +422,9 @@ class Site:
                 "120",
                 "--access-logfile",
                 str(self.logs / "gunicorn-access.log"),
+                # One gunicorn's control socket is not another's (gunicorn 27's default
+                # path is shared by every gunicorn of the user).
+                "--no-control-socket",
             ],
             env,
             self.logs / "gunicorn.log",

@@ -190,6 +190,7 @@ def grade_sample_process(competition: str, data_dir: Path, submission: Path) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10^4 and 10^6 rows only")
+    parser.add_argument("--rows", type=int, nargs="+", help="these sizes only (e.g. 1000)")
     parser.add_argument("--metrics", nargs="*", default=list(CASES), choices=list(CASES))
     parser.add_argument(
         "--build", nargs=3, metavar=("METRIC", "ROWS", "DIR"), help=argparse.SUPPRESS
@@ -200,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         competition, data_dir, submission = build_case(metric, int(rows), Path(folder))
         print(json.dumps([competition, str(data_dir), str(submission)]))
         return 0
-    sizes = [10**4, 10**6] if args.quick else [10**4, 10**6, 10**7]
+    sizes = args.rows or ([10**4, 10**6] if args.quick else [10**4, 10**6, 10**7])
     baseline = _run_child(_BASELINE)["max_rss_kb"] / 1024
     print(f"baseline RSS after imports: {baseline:.0f} MB")
     print(

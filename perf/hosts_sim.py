@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import config
+
 REPO = Path(__file__).resolve().parents[1]
 GiB = 1024**3
 
@@ -246,17 +248,17 @@ def main(argv: list[str] | None = None) -> int:
         MLEBOARD_RUN_BACKEND=args.backend,
         MLEBOARD_ALLOW_UNISOLATED_RUNS="1" if args.backend == "local" else "0",
         MLEBOARD_RUN_RETRY_S="1",
-        SECRET_KEY=os.environ.get("SECRET_KEY") or "hosts-simulation-only",
+        SECRET_KEY=config.env("SECRET_KEY") or "hosts-simulation-only",
         PYTHONUNBUFFERED="1",
         PYTHONPATH=str(REPO),
     )
-    if os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://")):
-        env["DATABASE_URL"] = sim_database(os.environ["DATABASE_URL"])
+    if config.env("DATABASE_URL").startswith(("postgres://", "postgresql://")):
+        env["DATABASE_URL"] = sim_database(config.env("DATABASE_URL"))
         database = f"PostgreSQL ({urlsplit(env['DATABASE_URL']).path.lstrip('/')})"
     else:
         database = "SQLite"
-    if os.environ.get("CELERY_BROKER_URL", "").startswith("redis://"):
-        env["CELERY_BROKER_URL"] = os.environ["CELERY_BROKER_URL"]
+    if config.env("CELERY_BROKER_URL").startswith("redis://"):
+        env["CELERY_BROKER_URL"] = config.env("CELERY_BROKER_URL")
         broker = f"Redis ({env['CELERY_BROKER_URL'].rsplit('/', 1)[-1] or '0'})"
     else:
         broker = "the embedded filesystem broker"

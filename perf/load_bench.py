@@ -39,6 +39,9 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from config import env as config_env_value
+from config import is_set
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "perf"))
@@ -293,6 +296,8 @@ def start_gunicorn(env: dict, port: int, workers: int, log_path: Path) -> subpro
             "120",
             "--backlog",
             "2048",
+            # gunicorn 27's default control socket is one path per user: never share it.
+            "--no-control-socket",
         ],
         env=env,
         cwd=ROOT,
@@ -362,13 +367,13 @@ def main() -> None:
     env = {
         **os.environ,
         "MLEBOARD_VAR_DIR": str(var_dir),
-        "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-only-key"),
+        "SECRET_KEY": config_env_value("SECRET_KEY") or "bench-only-key",
         "DJANGO_SETTINGS_MODULE": "webapp.settings",
         "PYTHONPATH": str(ROOT),
     }
     env.pop("CACHE_URL", None)
     env.pop("MLEBOARD_CACHE_URL", None)
-    database = os.environ.get("DATABASE_URL", "")
+    database = config_env_value("DATABASE_URL") if is_set("DATABASE_URL") else ""
     if database:
         from drill import recreate_pg_database
 

@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from config import env, is_set
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "perf"))
@@ -85,7 +87,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    database = os.environ.get("DATABASE_URL", "")
+    database = env("DATABASE_URL") if is_set("DATABASE_URL") else ""
     name = urlsplit(database).path.lstrip("/")
     if not database.startswith("postgres") or name in ("", "mleboard"):
         raise SystemExit(

@@ -37,6 +37,8 @@ from pathlib import Path
 
 import yaml
 
+import config
+
 SHIPPED_AGENTS_DIR = Path(__file__).resolve().parent / "agents"
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _KNOWN_KEYS = {
@@ -87,7 +89,7 @@ class AgentDefinition:
 
     def llm_base_url(self, host_env: Mapping[str, str]) -> str:
         """The operator's model endpoint for an ``llm`` agent (empty for others)."""
-        return host_env.get(LLM_BASE_URL_ENV, "").strip() if self.llm else ""
+        return config.env(LLM_BASE_URL_ENV, host_env) if self.llm else ""
 
     def environment(self, host_env: Mapping[str, str]) -> dict[str, str]:
         """The agent's variables: fixed ones plus those taken from ``host_env`` (and, for
@@ -108,9 +110,9 @@ class AgentDefinition:
         env.update({n: host_env[n] for n in (*self.env_from_host, *self.secrets)})
         if self.llm:
             env[AGENT_BASE_URL_ENV] = self.llm_base_url(host_env)
-            env[AGENT_API_KEY_ENV] = host_env[LLM_API_KEY_ENV].strip()
-            if host_env.get(LLM_MODEL_ENV, "").strip():
-                env[LLM_MODEL_ENV] = host_env[LLM_MODEL_ENV].strip()
+            env[AGENT_API_KEY_ENV] = config.env(LLM_API_KEY_ENV, host_env).strip()
+            if model := config.env(LLM_MODEL_ENV, host_env).strip():
+                env[LLM_MODEL_ENV] = model
         return env
 
 

@@ -57,6 +57,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from config import env
 from runner.agent_definition import AGENT_BASE_URL_ENV
 from runner.backend import (
     BackendResult,
@@ -80,7 +81,6 @@ from runner.spec import (
     CONTAINER_SUBMISSION_DIR,
     CONTAINER_VALIDATE_SCRIPT,
     CONTAINER_VALIDATION_DIR,
-    DEFAULT_KILL_GRACE_S,
     KILL_GRACE_ENV,
     OUTPUT_MAX_ENTRIES,
     SUBMISSION_FILENAME,
@@ -88,7 +88,6 @@ from runner.spec import (
     Outcome,
     RunDirs,
     RunSpec,
-    env_seconds,
 )
 
 # Labels let an operator (or a reaper) find mleboard's containers on a host.
@@ -358,7 +357,7 @@ def reap_expired(
 
     client = client or docker.from_env()
     now = time.time() if now is None else now
-    grace = env_seconds(KILL_GRACE_ENV, DEFAULT_KILL_GRACE_S) if grace_s is None else grace_s
+    grace = env(KILL_GRACE_ENV) if grace_s is None else grace_s
     removed = []
     for container in client.containers.list(all=True, filters={"label": f"{LABEL_RUN}=1"}):
         labels = container.labels or {}

@@ -33,12 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from config import env
 from runner.agent_definition import AgentDefinition
 from runner.backend import HarnessError
 
 BASE_REPOSITORY = "mleboard/base"
 DEBIAN_SUITE = "bookworm"
-DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # Besides these, the Docker backend runs coreutils' ``sleep`` (the container's watchdog),
 # util-linux's ``setpriv`` (to start the agent with no capabilities) and ``sh``: all in
 # Debian's essential set, which debootstrap always installs.
@@ -92,11 +92,7 @@ def agent_image_ref(agent: AgentDefinition) -> str:
 
 def wheelhouse_root() -> Path:
     """Where downloaded wheels are kept: ``$MLEBOARD_WHEELHOUSE`` or the user's cache."""
-    configured = os.environ.get(WHEELHOUSE_ENV, "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(cache) / "mleboard" / "wheelhouse"
+    return env(WHEELHOUSE_ENV)
 
 
 def read_pins(path: Path) -> list[str]:
@@ -241,7 +237,7 @@ def build_base_image(
     if shutil.which("debootstrap") is None and not Path("/usr/sbin/debootstrap").exists():
         raise HarnessError("debootstrap is not installed (apt-get install debootstrap)")
     started = time.monotonic()
-    mirror = mirror or os.environ.get("MLEBOARD_DEBIAN_MIRROR", DEFAULT_MIRROR)
+    mirror = mirror or env("MLEBOARD_DEBIAN_MIRROR")
     with tempfile.TemporaryDirectory(prefix="mleboard-rootfs-", dir="/var/tmp") as tmp:
         rootfs = Path(tmp) / "rootfs"
         say(f"debootstrap {DEBIAN_SUITE} ({', '.join(BASE_PACKAGES)}) from {mirror}")

@@ -9,10 +9,10 @@ It holds no Docker object so that a Celery task can build it from plain data.
 from __future__ import annotations
 
 import enum
-import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from config import MAX_SIZE, env, parse_size  # noqa: F401 (runner.parse_size)
 
 # The layout inside an agent's container: MLE-bench's, so agents written for it work.
 CONTAINER_HOME = "/home"
@@ -40,74 +40,21 @@ DEFAULT_USER = "59999:59999"
 CONTAINER_SCRATCH_DIR = "/tmp"
 CONTAINER_HOME_DIR = "/tmp/home"
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
-# The largest size accepted: 1024t (1 PiB), more than any machine has and well within
-# the 64-bit integers Docker and the database store sizes in.
-MAX_SIZE = 1024**5
+# Sizes (``parse_size``, at most ``MAX_SIZE``) are read as every size of the configuration
+# is (config.parsers), so "4g" means the same in a resource spec and in a variable.
 # The most GPUs one run may ask for: more than any one host has.
 MAX_GPUS = 64
 
 
-def parse_size(text: str | int) -> int:
-    """Return a size like ``"512m"``, ``"4G"``, ``"1.5g"``, ``"2GiB"`` or ``1024`` in bytes.
-
-    Units are binary (k = 1024), like Docker's own flags. Raises ``ValueError`` on
-    anything else, so that a typo in a resource spec fails loudly, and on sizes over
-    ``MAX_SIZE``.
-    """
-    if isinstance(text, int):
-        value = text
-    else:
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgtb]?)(?:i?b)?\s*", text.lower())
-        if not match:
-            raise ValueError(f"not a size: {text!r} (use e.g. 512m, 4g)")
-        number = float(match.group(1)) * _SIZE_UNITS[match.group(2)]  # inf if huge
-        value = int(number) if number <= MAX_SIZE else MAX_SIZE + 1
-    if value <= 0:
-        raise ValueError(f"size must be positive, got {text!r}")
-    if value > MAX_SIZE:
-        raise ValueError(f"size {text!r} is too large: at most 1024t (1 PiB)")
-    return value
-
-
 # Limits on what a run leaves on the host and how long its container may outlive its
-# deadline; each has an environment variable (read when a ``RunSpec`` is made).
+# deadline; each is a variable of the configuration (config/variables.py), read when a
+# ``RunSpec`` is made. The submission's is the same variable grading reads.
 OUTPUT_MAX_BYTES_ENV = "MLEBOARD_RUN_OUTPUT_MAX_BYTES"
-SUBMISSION_MAX_BYTES_ENV = "MLEBOARD_MAX_SUBMISSION_BYTES"  # the same name grading reads
+SUBMISSION_MAX_BYTES_ENV = "MLEBOARD_MAX_SUBMISSION_BYTES"
 SCRATCH_BYTES_ENV = "MLEBOARD_RUN_SCRATCH_BYTES"
 KILL_GRACE_ENV = "MLEBOARD_RUN_KILL_GRACE_S"
-DEFAULT_OUTPUT_MAX_BYTES = 2 * 1024**3
-DEFAULT_SUBMISSION_MAX_BYTES = 1024**3
-DEFAULT_SCRATCH_BYTES = 4 * 1024**3
-DEFAULT_KILL_GRACE_S = 30.0
 # The most files (and folders) the outputs of one run may hold.
 OUTPUT_MAX_ENTRIES = 100_000
-
-
-def env_size(name: str, default: int) -> int:
-    """A size from the environment variable ``name`` (``parse_size`` syntax), else ``default``.
-    Raises ``ValueError`` naming the variable when it is set to something else."""
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise ValueError(f"{name}: {exc}") from exc
-
-
-def env_seconds(name: str, default: float) -> float:
-    """Seconds (zero or more) from the environment variable ``name``, else ``default``."""
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise ValueError(f"{name}: expected seconds (0 or more), got {text!r}")
-    return value
 
 
 class Outcome(enum.StrEnum):
@@ -288,18 +235,10 @@ class RunSpec:
     obfuscated_description: str | None = None
     log_cap_bytes: int = 50 * 1024**2
     llm_base_url: str = ""
-    output_max_bytes: int = field(
-        default_factory=lambda: env_size(OUTPUT_MAX_BYTES_ENV, DEFAULT_OUTPUT_MAX_BYTES)
-    )
-    submission_max_bytes: int = field(
-        default_factory=lambda: env_size(SUBMISSION_MAX_BYTES_ENV, DEFAULT_SUBMISSION_MAX_BYTES)
-    )
-    scratch_bytes: int = field(
-        default_factory=lambda: env_size(SCRATCH_BYTES_ENV, DEFAULT_SCRATCH_BYTES)
-    )
-    kill_grace_s: float = field(
-        default_factory=lambda: env_seconds(KILL_GRACE_ENV, DEFAULT_KILL_GRACE_S)
-    )
+    output_max_bytes: int = field(default_factory=lambda: env(OUTPUT_MAX_BYTES_ENV))
+    submission_max_bytes: int = field(default_factory=lambda: env(SUBMISSION_MAX_BYTES_ENV))
+    scratch_bytes: int = field(default_factory=lambda: env(SCRATCH_BYTES_ENV))
+    kill_grace_s: float = field(default_factory=lambda: env(KILL_GRACE_ENV))
 
     def __post_init__(self) -> None:
         if not self.command:

@@ -56,6 +56,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from config import env, is_set
 from runner.spec import VALIDATION_SOCKET_NAME
 
 log = logging.getLogger(__name__)
@@ -129,21 +130,11 @@ class ValidationLimits:
 
         Raises ``ValueError`` naming the variable when one is not a positive number.
         """
-        environ = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for spec in fields(cls):
-            name = cls.ENV[spec.name]
-            text = environ.get(name, "").strip()
-            if not text:
-                continue
-            kind = float if spec.type in ("float", float) else int
-            try:
-                value = kind(text)
-            except ValueError:
-                raise ValueError(f"{name} must be a positive number; got {text!r}") from None
-            if not value > 0:
-                raise ValueError(f"{name} must be a positive number; got {text!r}")
-            values[spec.name] = value
+        values: dict[str, Any] = {
+            spec.name: env(cls.ENV[spec.name], environ)
+            for spec in fields(cls)
+            if is_set(cls.ENV[spec.name], environ)
+        }
         return cls(**values)
 
 

@@ -1,13 +1,16 @@
 """The layers import each other only along these arrows, read from the source by parsing
 every import (inside functions too):
 
-    webapp -> benchmark, graders, runner
-    cli    -> benchmark, graders, runner
-    benchmark -> graders
-    runner -> graders (validation only)
+    webapp -> benchmark, graders, runner, config
+    cli    -> benchmark, graders, runner, config
+    benchmark -> graders, config
+    runner -> graders (validation only), config
+    graders -> config
 
-``graders`` imports none of them, and only ``webapp`` imports Django, DRF or Celery. The
-agent folders under ``runner/agents/`` run inside containers and import none of ours.
+``config`` (every environment variable, declared once, and its parsers) is at the bottom:
+it imports none of them, and ``graders`` nothing else. Only ``webapp`` imports Django, DRF
+or Celery. The agent folders under ``runner/agents/`` run inside containers and import
+none of ours.
 """
 
 from __future__ import annotations
@@ -18,14 +21,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-OURS = ("benchmark", "cli", "graders", "runner", "webapp")
+OURS = ("benchmark", "cli", "config", "graders", "runner", "webapp")
 FRAMEWORKS = ("django", "rest_framework", "drf_spectacular", "celery", "kombu")
 ALLOWED = {
-    "webapp": {"benchmark", "graders", "runner"},
-    "cli": {"benchmark", "graders", "runner"},
-    "benchmark": {"graders"},
-    "runner": {"graders"},
-    "graders": set(),
+    "webapp": {"benchmark", "graders", "runner", "config"},
+    "cli": {"benchmark", "graders", "runner", "config"},
+    "benchmark": {"graders", "config"},
+    "runner": {"graders", "config"},
+    "graders": {"config"},
+    "config": set(),
     "agents": set(),
 }
 # The only modules of runner that may use graders: the validation service the agent calls.
@@ -103,6 +107,9 @@ def test_the_expected_arrows_exist():
         ("benchmark", "graders"),
         ("runner", "graders"),
         ("webapp", "django"),
+        ("webapp", "config"),
+        ("runner", "config"),
+        ("cli", "config"),
     ]:
         assert edge in arrows, edge
 

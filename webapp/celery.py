@@ -7,7 +7,13 @@ import os
 import resource
 
 from celery import Celery
-from celery.signals import worker_init, worker_process_init, worker_ready, worker_shutdown
+from celery.signals import (
+    worker_init,
+    worker_process_init,
+    worker_ready,
+    worker_shutdown,
+    worker_shutting_down,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
@@ -60,9 +66,15 @@ def register_run_host(sender=None, **kwargs) -> None:
     hosts.start(queues=queues, slots=concurrency)
 
 
+@worker_shutting_down.connect
 @worker_shutdown.connect
 def unregister_run_host(**kwargs) -> None:
-    """A clean stop: the host is marked down (its runs, if any are left, handed over)."""
+    """A clean stop: the host is marked down and its runs handed over (queued again for
+    another host, or ended past their attempts). Done as soon as the stop is asked for
+    (SIGTERM, Ctrl-C), not after the pool has finished: each running agent run sees its
+    claim gone within a second, stops its agent and returns, so the worker stops promptly
+    instead of waiting out a day-long run. Nothing is done twice (``hosts.stop`` is a
+    no-op once stopped)."""
     from webapp.runs import hosts
 
     hosts.stop()

@@ -5,7 +5,6 @@ a real worker process consumes the queue without any server), files under ``var/
 ``DATABASE_URL`` and ``CELERY_BROKER_URL`` switch to PostgreSQL and Redis.
 """
 
-import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,18 +12,27 @@ import dj_database_url
 import plotly
 from django.core.exceptions import ImproperlyConfigured
 
-from webapp.env import envbool, envint, envprices, envrate, envstr
+from benchmark.cost import Price
+from config import check_environment, env
+
+# Every variable is read through its one declaration (config/variables.py, the README's
+# table): a value its parser refuses stops start-up here, with every such variable named,
+# including those only the runner reads later.
+if _problems := check_environment():
+    raise ImproperlyConfigured(
+        "mleboard's configuration has values it cannot use:\n  " + "\n  ".join(_problems)
+    )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(envstr("MLEBOARD_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR = env("MLEBOARD_VAR_DIR")
 
-DEBUG = envbool("DEBUG", "false")
+DEBUG = env("DEBUG")
 # SECRET_KEY: the environment's, else the one in var/secret_key (`make run` writes a random
 # key there once, mode 0600). The built-in development key is refused unless DEBUG is on.
 SECRET_KEY_FILE = VAR_DIR / "secret_key"
 _DEV_SECRET_KEY = "dev-only-insecure-key-set-SECRET_KEY-in-production"
 SECRET_KEY = (
-    envstr("SECRET_KEY", "")
+    env("SECRET_KEY")
     or (SECRET_KEY_FILE.read_text(encoding="utf-8").strip() if SECRET_KEY_FILE.is_file() else "")
     or _DEV_SECRET_KEY
 )
@@ -35,21 +43,19 @@ if SECRET_KEY == _DEV_SECRET_KEY and not DEBUG:
         "(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'), or write one to "
         f"{SECRET_KEY_FILE} (`make run` does), or set DEBUG=1 for local development only."
     )
-ALLOWED_HOSTS = [
-    h for h in envstr("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h
-]
-CSRF_TRUSTED_ORIGINS = [o for o in envstr("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+ALLOWED_HOSTS = env("ALLOWED_HOSTS")
+CSRF_TRUSTED_ORIGINS = env("CSRF_TRUSTED_ORIGINS")
 
 # HTTPS: all off by default, so plain http on localhost works; turn them on behind TLS.
-if envbool("MLEBOARD_BEHIND_TLS_PROXY", "false"):
+if env("MLEBOARD_BEHIND_TLS_PROXY"):
     # The proxy terminates TLS and sets X-Forwarded-Proto (overwriting any a client sent).
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", "false")
-SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", "false")
-CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", "false")
-SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", "false")
-SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", "false")
+SECURE_SSL_REDIRECT = env("SECURE_SSL_REDIRECT")
+SESSION_COOKIE_SECURE = env("SESSION_COOKIE_SECURE")
+CSRF_COOKIE_SECURE = env("CSRF_COOKIE_SECURE")
+SECURE_HSTS_SECONDS = env("SECURE_HSTS_SECONDS")
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env("SECURE_HSTS_INCLUDE_SUBDOMAINS")
+SECURE_HSTS_PRELOAD = env("SECURE_HSTS_PRELOAD")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -117,8 +123,8 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        envstr("DATABASE_URL", f"sqlite:///{VAR_DIR / 'mleboard.sqlite3'}"),
-        conn_max_age=envint("DATABASE_CONN_MAX_AGE", 0),
+        env("DATABASE_URL"),
+        conn_max_age=env("DATABASE_CONN_MAX_AGE"),
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -141,25 +147,24 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
     "allauth.account.auth_backends.AuthenticationBackend",
 ]
-AXES_ENABLED = envbool("MLEBOARD_LOGIN_LOCKOUT", "true")
-AXES_FAILURE_LIMIT = envint("MLEBOARD_LOGIN_FAILURE_LIMIT", 5)
+AXES_ENABLED = env("MLEBOARD_LOGIN_LOCKOUT")
+AXES_FAILURE_LIMIT = env("MLEBOARD_LOGIN_FAILURE_LIMIT")
 # 0: locked until an admin lifts it.
-AXES_COOLOFF_TIME = timedelta(minutes=envint("MLEBOARD_LOGIN_COOLOFF_MINUTES", 15)) or None
+AXES_COOLOFF_TIME = timedelta(minutes=env("MLEBOARD_LOGIN_COOLOFF_MINUTES")) or None
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 
 # The cache counts requests for the upload and re-grade throttles, so it must be shared by
 # all web processes: a folder under var/ (one host), or Redis with CACHE_URL.
-_cache_url = envstr("CACHE_URL", "")
-if _cache_url.startswith(("redis://", "rediss://")):
+# (CACHE_URL's parser accepts only redis:// and rediss:// URLs.)
+_cache_url = env("CACHE_URL")
+if _cache_url:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": _cache_url,
         }
     }
-elif _cache_url:
-    raise ImproperlyConfigured(f"CACHE_URL must be a redis:// URL, got {_cache_url!r}")
 else:
     CACHES = {
         "default": {
@@ -170,17 +175,15 @@ else:
 # Whole public pages for anonymous visitors (webapp/page_cache.py): in Redis with
 # MLEBOARD_CACHE_URL (else CACHE_URL's Redis), shared by every web process and host;
 # otherwise in each process's memory. MLEBOARD_PAGE_CACHE=0 turns it off.
-MLEBOARD_PAGE_CACHE = envbool("MLEBOARD_PAGE_CACHE", "true")
-_pages_url = envstr("MLEBOARD_CACHE_URL", "") or _cache_url
-if _pages_url.startswith(("redis://", "rediss://")):
+MLEBOARD_PAGE_CACHE = env("MLEBOARD_PAGE_CACHE")
+_pages_url = env("MLEBOARD_CACHE_URL") or _cache_url
+if _pages_url:
     CACHES["pages"] = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": _pages_url,
         "KEY_PREFIX": "pages",
         "TIMEOUT": 24 * 3600,
     }
-elif _pages_url:
-    raise ImproperlyConfigured(f"MLEBOARD_CACHE_URL must be a redis:// URL, got {_pages_url!r}")
 else:
     CACHES["pages"] = {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
@@ -207,7 +210,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-MEDIA_ROOT = Path(envstr("MLEBOARD_MEDIA_ROOT", str(VAR_DIR / "media")))
+MEDIA_ROOT = env("MLEBOARD_MEDIA_ROOT")
 MEDIA_URL = "media/"
 
 LOGIN_URL = "login"
@@ -217,11 +220,7 @@ LOGOUT_REDIRECT_URL = "/"
 # --- Accounts (django-allauth) ------------------------------------------------------------
 # Who may make an account: `closed` (only an operator, with createsuperuser or the admin),
 # `invite` (a link staff send from the admin's Invites) or `open` (anyone; `make run`).
-MLEBOARD_SIGNUP = envstr("MLEBOARD_SIGNUP", "closed").strip().lower()
-if MLEBOARD_SIGNUP not in ("closed", "invite", "open"):
-    raise ImproperlyConfigured(
-        f"MLEBOARD_SIGNUP must be closed, invite or open, got {MLEBOARD_SIGNUP!r}"
-    )
+MLEBOARD_SIGNUP = env("MLEBOARD_SIGNUP")
 ACCOUNT_ADAPTER = "webapp.accounts.signup.AccountAdapter"
 # Sign-in stays the site's own form (username and password, django-axes' lockout); allauth
 # serves sign-up, email verification, password reset and email management.
@@ -232,9 +231,9 @@ ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False  # a button, so that a mail scanner's GET confirms nothing
 ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "[mleboard] "
-ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if envbool("MLEBOARD_BEHIND_TLS_PROXY", "false") else "http"
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https" if env("MLEBOARD_BEHIND_TLS_PROXY") else "http"
 # How many days an invite link stays good.
-MLEBOARD_INVITE_DAYS = envint("MLEBOARD_INVITE_DAYS", 14)
+MLEBOARD_INVITE_DAYS = env("MLEBOARD_INVITE_DAYS")
 
 # Mail (verification, password reset, invites): printed to the web process's output unless
 # configured. `smtp` uses EMAIL_HOST/EMAIL_PORT/EMAIL_HOST_USER/EMAIL_HOST_PASSWORD/
@@ -244,19 +243,14 @@ _EMAIL_BACKENDS = {
     "smtp": "django.core.mail.backends.smtp.EmailBackend",
     "file": "django.core.mail.backends.filebased.EmailBackend",
 }
-_email_backend = envstr("MLEBOARD_EMAIL_BACKEND", "console").strip().lower()
-if _email_backend not in _EMAIL_BACKENDS:
-    raise ImproperlyConfigured(
-        f"MLEBOARD_EMAIL_BACKEND must be console, smtp or file, got {_email_backend!r}"
-    )
-EMAIL_BACKEND = _EMAIL_BACKENDS[_email_backend]
+EMAIL_BACKEND = _EMAIL_BACKENDS[env("MLEBOARD_EMAIL_BACKEND")]
 EMAIL_FILE_PATH = str(VAR_DIR / "mail")
-EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
-EMAIL_PORT = envint("EMAIL_PORT", 25)
-EMAIL_HOST_USER = envstr("EMAIL_HOST_USER", "")
-EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD", "")
-EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", "false")
-DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "mleboard <noreply@localhost>")
+EMAIL_HOST = env("EMAIL_HOST")
+EMAIL_PORT = env("EMAIL_PORT")
+EMAIL_HOST_USER = env("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env("EMAIL_USE_TLS")
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL")
 
 # API tokens (django-rest-knox, webapp.accounts.tokens): several named tokens per user, shown
 # once and stored as a SHA-512 digest; they do not expire (a user revokes them).
@@ -267,17 +261,20 @@ MIGRATION_MODULES = {"knox": None}
 REST_KNOX = {"TOKEN_TTL": None, "TOKEN_PREFIX": "mlb_", "AUTH_HEADER_PREFIX": "Token"}
 
 # Where prepared MLE-bench data lives (<data>/<competition>/prepared/{public,private}).
-MLEBOARD_DATA_DIR = Path(envstr("MLEBOARD_DATA_DIR", str(VAR_DIR / "data")))
+MLEBOARD_DATA_DIR = env("MLEBOARD_DATA_DIR")
 
 # --- Celery -------------------------------------------------------------------------
 _broker_dir = VAR_DIR / "broker"
-CELERY_BROKER_URL = envstr("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_URL = env("CELERY_BROKER_URL")
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Redis re-delivers an unacknowledged task after this long: longer than any task
     # (an agent run may take the paper's 24 hours).
-    "visibility_timeout": envint("CELERY_VISIBILITY_TIMEOUT", 26 * 3600),
+    "visibility_timeout": env("CELERY_VISIBILITY_TIMEOUT"),
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's filesystem transport with its races closed (webapp/embedded_broker.py): safe
+    # for several workers, beat and remote control at once.
+    CELERY_BROKER_TRANSPORT = "webapp.embedded_broker:Transport"
     for sub in ("queue", "processed", "control"):
         (_broker_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS |= {
@@ -304,19 +301,18 @@ CELERY_TASK_ROUTES = {
     # classes it can serve (`-Q runs.cpu` or `-Q runs.cpu,runs.gpu`).
     "webapp.runs.tasks.*": {"queue": "runs.cpu"},
 }
-MLEBOARD_RUN_QUEUES = {"cpu": "runs.cpu", "gpu": "runs.gpu"}
-CELERY_TASK_ALWAYS_EAGER = envbool("CELERY_TASK_ALWAYS_EAGER", "false")
-GRADING_SOFT_TIME_LIMIT = envint("MLEBOARD_GRADING_SOFT_TIME_LIMIT", 600)
+CELERY_TASK_ALWAYS_EAGER = env("CELERY_TASK_ALWAYS_EAGER")
+GRADING_SOFT_TIME_LIMIT = env("MLEBOARD_GRADING_SOFT_TIME_LIMIT")
 GRADING_TIME_LIMIT = GRADING_SOFT_TIME_LIMIT + 60
-UPLOAD_SOFT_TIME_LIMIT = envint("MLEBOARD_UPLOAD_SOFT_TIME_LIMIT", 1800)
-MLEBOARD_GRADING_FAULT_DELAY = float(envstr("MLEBOARD_GRADING_FAULT_DELAY", "0"))
+UPLOAD_SOFT_TIME_LIMIT = env("MLEBOARD_UPLOAD_SOFT_TIME_LIMIT")
+MLEBOARD_GRADING_FAULT_DELAY = env("MLEBOARD_GRADING_FAULT_DELAY")
 # The sweeper (webapp.sweeper): work whose claim has not said it is alive for
 # MLEBOARD_STALE_AFTER_S seconds, or that was never sent or never picked up, is sent
 # again; after MLEBOARD_MAX_ATTEMPTS claims it fails with the reason. It runs every
 # MLEBOARD_REAPER_INTERVAL_S seconds.
-MLEBOARD_STALE_AFTER_S = envint("MLEBOARD_STALE_AFTER_S", 120)
-MLEBOARD_REAPER_INTERVAL_S = envint("MLEBOARD_REAPER_INTERVAL_S", 60)
-MLEBOARD_MAX_ATTEMPTS = envint("MLEBOARD_MAX_ATTEMPTS", 3)
+MLEBOARD_STALE_AFTER_S = env("MLEBOARD_STALE_AFTER_S")
+MLEBOARD_REAPER_INTERVAL_S = env("MLEBOARD_REAPER_INTERVAL_S")
+MLEBOARD_MAX_ATTEMPTS = env("MLEBOARD_MAX_ATTEMPTS")
 CELERY_BEAT_SCHEDULE = {
     "sweep": {
         "task": "webapp.results.tasks.sweep_task",
@@ -338,47 +334,42 @@ CELERY_BEAT_SCHEDULE = {
 # default) or `local` (a subprocess with the worker's rights: NOT a security boundary),
 # which the site refuses unless MLEBOARD_ALLOW_UNISOLATED_RUNS is on (`make run` turns it
 # on for its demo, and run pages then say runs are not isolated).
-MLEBOARD_RUN_BACKEND = envstr("MLEBOARD_RUN_BACKEND", "docker")
-if MLEBOARD_RUN_BACKEND not in ("docker", "local"):
-    raise ImproperlyConfigured(
-        f"MLEBOARD_RUN_BACKEND={MLEBOARD_RUN_BACKEND!r}: choose docker or local"
-    )
-MLEBOARD_ALLOW_UNISOLATED_RUNS = envbool("MLEBOARD_ALLOW_UNISOLATED_RUNS", "false")
+MLEBOARD_RUN_BACKEND = env("MLEBOARD_RUN_BACKEND")  # docker or local
+MLEBOARD_ALLOW_UNISOLATED_RUNS = env("MLEBOARD_ALLOW_UNISOLATED_RUNS")
 # Grading: a submission larger than this is refused with a message (never read), and a
 # grading process may use at most this much memory (0: no cap).
-MLEBOARD_MAX_SUBMISSION_BYTES = envint("MLEBOARD_MAX_SUBMISSION_BYTES", 1024**3)
-MLEBOARD_GRADING_MEMORY_BYTES = envint("MLEBOARD_GRADING_MEMORY_BYTES", 8 * 1024**3)
-# What a run host may hand out to agent runs (empty: what the machine has).
-MLEBOARD_HOST_CPUS = float(envstr("MLEBOARD_HOST_CPUS", "") or os.cpu_count() or 1)
-MLEBOARD_HOST_MEMORY = envint(
-    "MLEBOARD_HOST_MEMORY", os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-)
-# A run host's GPU ids; unset: the GPUs nvidia-smi lists (none without it).
-MLEBOARD_HOST_GPUS = (
-    [g.strip() for g in os.environ["MLEBOARD_HOST_GPUS"].split(",") if g.strip()]
-    if "MLEBOARD_HOST_GPUS" in os.environ
-    else None
-)
-MLEBOARD_HOST_GPU_MODEL = envstr("MLEBOARD_HOST_GPU_MODEL", "")
+MLEBOARD_MAX_SUBMISSION_BYTES = env("MLEBOARD_MAX_SUBMISSION_BYTES")
+MLEBOARD_GRADING_MEMORY_BYTES = env("MLEBOARD_GRADING_MEMORY_BYTES")
+# What a run host may hand out to agent runs (unset: what the machine has).
+MLEBOARD_HOST_CPUS = env("MLEBOARD_HOST_CPUS")
+MLEBOARD_HOST_MEMORY = env("MLEBOARD_HOST_MEMORY")
+# A run host's GPU ids; unset (None): the GPUs nvidia-smi lists (none without it).
+MLEBOARD_HOST_GPUS = env("MLEBOARD_HOST_GPUS")
+MLEBOARD_HOST_GPU_MODEL = env("MLEBOARD_HOST_GPU_MODEL")
 # The name a run host registers under (webapp.runs.hosts); unset: the machine's host name.
-MLEBOARD_HOST_NAME = envstr("MLEBOARD_HOST_NAME", "")
+MLEBOARD_HOST_NAME = env("MLEBOARD_HOST_NAME")
 # How many agent runs this host runs at once: the concurrency of its worker on the run
-# queues (scripts/serve.sh, compose.yaml), apart from the grading worker.
-MLEBOARD_RUN_SLOTS = envint("MLEBOARD_RUN_SLOTS", 2)
+# queues (webapp/processes.py), apart from the grading worker.
+MLEBOARD_RUN_SLOTS = env("MLEBOARD_RUN_SLOTS")
+# The run queues this host's runs worker consumes (webapp.runs.hosts.run_queues); None:
+# runs.cpu, plus runs.gpu when the host has GPUs.
+MLEBOARD_RUN_QUEUES = env("MLEBOARD_RUN_QUEUES")
 # How often a run delivered to a host whose resources are busy checks again for room.
-MLEBOARD_RUN_RETRY_S = envint("MLEBOARD_RUN_RETRY_S", 5)
+MLEBOARD_RUN_RETRY_S = env("MLEBOARD_RUN_RETRY_S")
 # Folders holding extra agent folders (agent.yaml + Dockerfile) the site may run.
-MLEBOARD_AGENT_DIRS = [Path(p) for p in envstr("MLEBOARD_AGENT_DIRS", "").split(os.pathsep) if p]
+MLEBOARD_AGENT_DIRS = env("MLEBOARD_AGENT_DIRS")
 # The operator's prices per million tokens per model (prompt/completion), for the cost
 # estimates next to token counts: {"model name": benchmark.cost.Price}.
-MLEBOARD_LLM_PRICES = envprices("MLEBOARD_LLM_PRICES")
+MLEBOARD_LLM_PRICES = {
+    model: Price(*values) for model, values in env("MLEBOARD_LLM_PRICES").items()
+}
 
 # --- Uploads --------------------------------------------------------------------------
-UPLOAD_MAX_BYTES = envint("MLEBOARD_UPLOAD_MAX_BYTES", 50 * 1024**3)
-UPLOAD_MAX_MEMBERS = envint("MLEBOARD_UPLOAD_MAX_MEMBERS", 20_000)
-UPLOAD_MAX_TOTAL_BYTES = envint("MLEBOARD_UPLOAD_MAX_TOTAL_BYTES", 2 * 1024**3)
-UPLOAD_MAX_FILE_BYTES = envint("MLEBOARD_UPLOAD_MAX_FILE_BYTES", 512 * 1024**2)
-UPLOAD_MAX_RATIO = float(envstr("MLEBOARD_UPLOAD_MAX_RATIO", "200"))
+UPLOAD_MAX_BYTES = env("MLEBOARD_UPLOAD_MAX_BYTES")
+UPLOAD_MAX_MEMBERS = env("MLEBOARD_UPLOAD_MAX_MEMBERS")
+UPLOAD_MAX_TOTAL_BYTES = env("MLEBOARD_UPLOAD_MAX_TOTAL_BYTES")
+UPLOAD_MAX_FILE_BYTES = env("MLEBOARD_UPLOAD_MAX_FILE_BYTES")
+UPLOAD_MAX_RATIO = env("MLEBOARD_UPLOAD_MAX_RATIO")
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
 # Where Django spools a request's file while it arrives: a request cut off mid-upload
@@ -387,20 +378,20 @@ FILE_UPLOAD_TEMP_DIR = str(MEDIA_ROOT / "incoming")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 # Resumable uploads (tus 1.0, webapp.results.resumable): a partial upload with no bytes for
 # this long expires and its part is removed by the sweeper.
-UPLOAD_PARTIAL_TTL_S = envint("MLEBOARD_UPLOAD_PARTIAL_TTL_S", 24 * 3600)
+UPLOAD_PARTIAL_TTL_S = env("MLEBOARD_UPLOAD_PARTIAL_TTL_S")
 # Per user and rolling day: archives completed, and bytes (completed and still arriving).
-UPLOADS_PER_DAY = envint("MLEBOARD_UPLOADS_PER_DAY", 50)
-UPLOAD_BYTES_PER_DAY = envint("MLEBOARD_UPLOAD_BYTES_PER_DAY", 200 * 1024**3)
+UPLOADS_PER_DAY = env("MLEBOARD_UPLOADS_PER_DAY")
+UPLOAD_BYTES_PER_DAY = env("MLEBOARD_UPLOAD_BYTES_PER_DAY")
 
 # --- Integrity checks ---------------------------------------------------------------
 # A run whose code is this similar (Dolos' measure, 0-1) to a reference or to another
 # owner's run is flagged for review (MLE-bench's 60%).
-MLEBOARD_SIMILARITY_THRESHOLD = float(envstr("MLEBOARD_SIMILARITY_THRESHOLD", "0.6"))
+MLEBOARD_SIMILARITY_THRESHOLD = env("MLEBOARD_SIMILARITY_THRESHOLD")
 # The optional LLM judge of MLE-bench's three rule questions: any OpenAI-compatible
 # endpoint. Off unless a base URL and a model are given.
-MLEBOARD_INTEGRITY_LLM_BASE_URL = envstr("MLEBOARD_INTEGRITY_LLM_BASE_URL", "")
-MLEBOARD_INTEGRITY_LLM_API_KEY = envstr("MLEBOARD_INTEGRITY_LLM_API_KEY", "")
-MLEBOARD_INTEGRITY_LLM_MODEL = envstr("MLEBOARD_INTEGRITY_LLM_MODEL", "")
+MLEBOARD_INTEGRITY_LLM_BASE_URL = env("MLEBOARD_INTEGRITY_LLM_BASE_URL")
+MLEBOARD_INTEGRITY_LLM_API_KEY = env("MLEBOARD_INTEGRITY_LLM_API_KEY")
+MLEBOARD_INTEGRITY_LLM_MODEL = env("MLEBOARD_INTEGRITY_LLM_MODEL")
 
 # --- REST framework -----------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -413,8 +404,8 @@ REST_FRAMEWORK = {
     # Per user, for the views whose throttle_scope names them (the upload page shares the
     # upload API's); "off" lifts a limit.
     "DEFAULT_THROTTLE_RATES": {
-        "uploads": envrate("MLEBOARD_UPLOAD_RATE", "30/hour"),
-        "regrades": envrate("MLEBOARD_REGRADE_RATE", "10/hour"),
+        "uploads": env("MLEBOARD_UPLOAD_RATE"),
+        "regrades": env("MLEBOARD_REGRADE_RATE"),
     },
     # JSON nested too deeply for the parser is a 400; non-finite floats render as null.
     "DEFAULT_RENDERER_CLASSES": ["webapp.bad_input.JSONRenderer"],
@@ -441,5 +432,5 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL")},
 }

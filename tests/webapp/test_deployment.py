@@ -6,8 +6,6 @@ import json
 import os
 import re
 import shlex
-import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -19,6 +17,8 @@ import yaml
 from django.conf import settings
 from django.test import Client, override_settings
 from rest_framework.throttling import ScopedRateThrottle
+
+from config.variables import RUN_QUEUE_NAMES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -203,10 +203,19 @@ def test_check_deploy_with_the_switches_on_finds_no_security_issue(tmp_path):
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("SESSION_COOKIE_SECURE", "ture", "SESSION_COOKIE_SECURE must be true or false"),
-        ("SECURE_HSTS_SECONDS", "1y", "SECURE_HSTS_SECONDS must be an integer"),
-        ("MLEBOARD_UPLOAD_RATE", "lots", "MLEBOARD_UPLOAD_RATE must be a rate like 30/hour"),
-        ("CACHE_URL", "memcached://x", "CACHE_URL must be a redis:// URL"),
+        ("SESSION_COOKIE_SECURE", "ture", "SESSION_COOKIE_SECURE='ture': expected true or false"),
+        ("SECURE_HSTS_SECONDS", "1y", "SECURE_HSTS_SECONDS='1y': expected a whole number"),
+        (
+            "MLEBOARD_UPLOAD_RATE",
+            "lots",
+            "MLEBOARD_UPLOAD_RATE='lots': expected a rate like 30/hour",
+        ),
+        (
+            "CACHE_URL",
+            "memcached://x",
+            "CACHE_URL='memcached://x': expected a redis:// or rediss://",
+        ),
+        ("MLEBOARD_MAX_SUBMISSION_BYTES", "1gg", "MLEBOARD_MAX_SUBMISSION_BYTES='1gg': not a size"),
     ],
 )
 def test_a_mistyped_switch_stops_start_up(tmp_path, name, value, message):
@@ -321,16 +330,6 @@ def test_rates_come_from_the_environment(tmp_path):
 # --- the workers --------------------------------------------------------------------
 
 
-def worker_commands(script: str) -> list[list[str]]:
-    """The `celery ... worker` command lines of a shell script, continuation lines joined."""
-    joined = re.sub(r"\\\n", " ", script)
-    return [
-        shlex.split(line.split("&")[0])
-        for line in joined.splitlines()
-        if re.search(r"celery\S*\s+-A\s+webapp\s+worker\b", line)
-    ]
-
-
 def option(argv: list[str], *names: str) -> str:
     for i, arg in enumerate(argv):
         if arg in names:
@@ -338,7 +337,7 @@ def option(argv: list[str], *names: str) -> str:
     raise AssertionError(f"no {names} in {argv}")
 
 
-RUN_QUEUES = set(settings.MLEBOARD_RUN_QUEUES.values())  # runs.cpu, runs.gpu
+RUN_QUEUES = set(RUN_QUEUE_NAMES)  # runs.cpu, runs.gpu
 
 
 def routed_queues() -> set[str]:
@@ -349,52 +348,84 @@ def routed_queues() -> set[str]:
     )
 
 
-def check_two_workers(commands: list[list[str]], run_slots: str, run_queues: str) -> None:
-    assert len(commands) == 2, commands
-    by_name = {option(argv, "-n", "--hostname").split("@")[0]: argv for argv in commands}
-    assert set(by_name) == {"grading", "runs"}
-    grading, runs = by_name["grading"], by_name["runs"]
-    assert option(grading, "-Q", "--queues").split(",") == ["grading", "default"]
-    assert option(runs, "-Q", "--queues") == run_queues
-    assert option(runs, "-c", "--concurrency") == run_slots
+def processes_argv(name: str, **env: str) -> list[str]:
+    """The command line webapp/processes.py starts ``name`` with, in an environment."""
+    done = subprocess.run(
+        [sys.executable, "-m", "webapp.processes", "argv", name],
+        cwd=REPO_ROOT,
+        env={**os.environ, "SECRET_KEY": "k" * 50, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return shlex.split(done.stdout)
+
+
+def test_the_processes_are_a_grading_worker_and_a_runs_worker(tmp_path):
+    grading = processes_argv("grading-worker", WORKER_CONCURRENCY="3")
+    runs = processes_argv("runs-worker", MLEBOARD_RUN_SLOTS="4", MLEBOARD_HOST_GPUS="")
+    assert option(grading, "-n") == "grading@%h" and option(runs, "-n") == "runs@%h"
+    assert option(grading, "-Q").split(",") == ["grading", "default"]
+    assert option(grading, "--concurrency") == "3"
+    assert option(runs, "-Q") == "runs.cpu" and option(runs, "--concurrency") == "4"
     # Every queue a task is routed to is consumed, each by one worker only.
     assert set(option(grading, "-Q").split(",")) | RUN_QUEUES == routed_queues()
-
-
-def test_serve_script_starts_a_grading_worker_and_a_runs_worker():
-    script = (REPO_ROOT / "scripts" / "serve.sh").read_text()
-    check_two_workers(
-        worker_commands(script), run_slots="${MLEBOARD_RUN_SLOTS:-2}", run_queues="$RUN_QUEUES"
+    # A host with GPUs takes GPU runs too; MLEBOARD_RUN_QUEUES says it outright.
+    assert option(processes_argv("runs-worker", MLEBOARD_HOST_GPUS="0,1"), "-Q") == (
+        "runs.cpu,runs.gpu"
     )
-    # runs.cpu, and runs.gpu on a machine with GPUs.
-    assert "RUN_QUEUES=runs.cpu\n" in script and "RUN_QUEUES=runs.cpu,runs.gpu\n" in script
-    assert re.search(r"celery\"?\s+-A\s+webapp\s+beat\b", script)
+    assert option(processes_argv("runs-worker", MLEBOARD_RUN_QUEUES="runs.gpu"), "-Q") == (
+        "runs.gpu"
+    )
     if "MLEBOARD_RUN_SLOTS" not in os.environ:
-        assert settings.MLEBOARD_RUN_SLOTS == 2  # the script's default is the settings'
+        assert settings.MLEBOARD_RUN_SLOTS == 2
+    beat = processes_argv("beat", MLEBOARD_VAR_DIR=str(tmp_path))
+    assert beat[1:4] == ["-A", "webapp", "beat"]
+    assert option(beat, "--schedule") == str(tmp_path / "celerybeat-schedule")
 
 
-def test_compose_runs_a_grading_worker_and_a_runs_worker():
+def test_gunicorn_never_shares_a_control_socket():
+    """gunicorn 27 opens ~/.gunicorn/gunicorn.ctl by default, one path for every gunicorn
+    of a user: starting a second took the first one's over, stopping either removed it.
+    Every way the project starts gunicorn turns it off."""
+    web = processes_argv("web")
+    assert "--no-control-socket" in web
+    starters = [REPO_ROOT / "Dockerfile", REPO_ROOT / "compose.yaml", REPO_ROOT / "Makefile"]
+    for folder, pattern in (
+        ("scripts", "*"),
+        ("perf", "*.py"),
+        ("tests", "*.py"),
+        ("webapp", "*.py"),
+    ):
+        starters += sorted((REPO_ROOT / folder).rglob(pattern))
+    starting = [p for p in starters if "webapp.wsgi" in p.read_text(encoding="utf-8")]
+    assert REPO_ROOT / "perf" / "drill.py" in starting  # the scan sees the starters
+    for path in starting:
+        text = path.read_text(encoding="utf-8")
+        if "gunicorn" in text and path.name not in ("wsgi.py", "test_deployment.py"):
+            assert "--no-control-socket" in text or "webapp.processes" in text, path
+
+
+def test_compose_runs_each_process_as_make_run_does():
     all_services = yaml.safe_load((REPO_ROOT / "compose.yaml").read_text())["services"]
-    # The site's own services; run hosts of other machines are behind profiles.
     services = {k: s for k, s in all_services.items() if not s.get("profiles")}
-    commands = [
-        shlex.split(s["command"]) for s in services.values() if " worker " in s.get("command", "")
-    ]
-    check_two_workers(
-        commands,
-        run_slots="${MLEBOARD_RUN_SLOTS:-2}",
-        run_queues="${MLEBOARD_RUN_QUEUES:-runs.cpu}",
-    )
-    assert any(" beat " in s.get("command", "") for s in services.values())
+    for name in ("web", "grading-worker", "runs-worker", "beat"):
+        assert f"webapp.processes run {name}" in services[name]["command"], name
+        # Restarted by the engine when it dies; stopped within the grace.
+        assert services[name]["restart"] == "unless-stopped"
+        assert services[name]["stop_grace_period"] == "13s"
     for service in all_services.values():
-        if "worker" in service.get("command", ""):
+        if "runs-worker" in service.get("command", ""):
             assert "MLEBOARD_RUN_SLOTS" in service["environment"]
+            assert "MLEBOARD_RUN_QUEUES" in service["environment"]
     # Joining a run host: one service per profile, with the engine's socket.
     for name, queues in (("runhost", "runs.cpu"), ("runhost-gpu", "runs.cpu,runs.gpu")):
         host = all_services[name]
         assert host["profiles"] == [name]
         argv = shlex.split(host["command"])
-        assert argv[:2] == ["sh", "-c"] and f" -Q {queues} " in argv[2]
+        assert argv[:2] == ["sh", "-c"] and "webapp.processes run runs-worker" in argv[2]
+        assert host["environment"]["MLEBOARD_RUN_QUEUES"] == queues
         # Refuses to start without the site's database, broker and a host name.
         for variable in ("DATABASE_URL", "CELERY_BROKER_URL", "MLEBOARD_HOST_NAME"):
             assert f"${{{variable}:?" in argv[2]
@@ -408,76 +439,6 @@ def test_compose_runs_a_grading_worker_and_a_runs_worker():
         assert all(":?" not in str(v) for k, v in env.items() if k != "SECRET_KEY")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _group_command_lines(pgid: int) -> list[list[str]]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if os.getpgid(int(proc.name)) != pgid:
-                continue
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except (ProcessLookupError, FileNotFoundError, PermissionError):
-            continue
-        if argv := [a.decode() for a in argv if a]:  # a zombie has none
-            found.append(argv)
-    return found
-
-
-@pytest.mark.slow
-def test_serve_script_really_starts_both_workers(tmp_path):
-    """Run scripts/serve.sh on an embedded broker of its own until both workers say they
-    are ready, read their command lines, then stop the whole process group."""
-    var_dir = tmp_path / "var"
-    env = bare_env(
-        var_dir,
-        SECRET_KEY="k" * 60,
-        BIN=str(BIN),
-        HOST="127.0.0.1",
-        PORT=str(_free_port()),
-        WEB_CONCURRENCY="1",
-        WORKER_CONCURRENCY="1",
-        MLEBOARD_RUN_SLOTS="3",
-    )
-    out = open(tmp_path / "serve.out", "w")
-    proc = subprocess.Popen(
-        ["sh", "scripts/serve.sh"],
-        cwd=REPO_ROOT,
-        env=env,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    logs = {name: var_dir / "log" / f"worker-{name}.log" for name in ("grading", "runs")}
-    try:
-        deadline = time.monotonic() + 120
-        while not all(p.exists() and " ready." in p.read_text() for p in logs.values()):
-            assert proc.poll() is None, (tmp_path / "serve.out").read_text()
-            assert time.monotonic() < deadline, {n: p.exists() for n, p in logs.items()}
-            time.sleep(0.5)
-        for name, path in logs.items():
-            assert re.search(rf"{name}@\S+ ready\.", path.read_text())
-        # One command line per worker (its pool's children share it).
-        workers = {tuple(a) for a in _group_command_lines(proc.pid) if "worker" in a}
-        check_two_workers([list(argv) for argv in workers], run_slots="3", run_queues="runs.cpu")
-    finally:
-        _stop_group(proc.pid)
-        proc.wait(timeout=30)
-        out.close()
-
-
-def _stop_group(pgid: int) -> None:
-    for sig, wait_s in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
-        try:
-            os.killpg(pgid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait_s
-        while _group_command_lines(pgid) and time.monotonic() < deadline:
-            time.sleep(0.5)
+def test_serve_script_starts_the_processes_under_a_supervisor():
+    script = (REPO_ROOT / "scripts" / "serve.sh").read_text()
+    assert 'exec "$BIN/python" -m webapp.processes serve' in script

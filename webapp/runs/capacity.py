@@ -7,17 +7,17 @@ beating loses its claims (the sweeper, ``webapp.runs.hosts``)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
+from config import env
 from webapp.runs.models import HostClaim, RunHost
 
 
 def current_boot() -> str:
     """The boot of this worker (set when it starts, ``webapp.celery``); empty outside one."""
-    return os.environ.get("MLEBOARD_HOST_BOOT", "")
+    return env("MLEBOARD_HOST_BOOT")
 
 
 class CapacityError(ValueError):

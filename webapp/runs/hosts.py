@@ -33,6 +33,7 @@ from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 
+from config.variables import RUN_QUEUE_NAMES
 from webapp.runs import capacity
 from webapp.runs.models import AgentRun, HostClaim, RunHost
 from webapp.work import heartbeat_interval, stale_before
@@ -97,16 +98,20 @@ def engine() -> str:
     return _engine(settings.MLEBOARD_RUN_BACKEND)
 
 
+# The run queues, one per resource class (config.variables.RUN_QUEUE_NAMES).
+RUN_QUEUE_CPU, RUN_QUEUE_GPU = RUN_QUEUE_NAMES
+
+
 def run_queues() -> list[str]:
-    """The run queues (resource classes) a worker of this host should consume."""
-    queues = [settings.MLEBOARD_RUN_QUEUES["cpu"]]
-    if gpu_ids():
-        queues.append(settings.MLEBOARD_RUN_QUEUES["gpu"])
-    return queues
+    """The run queues (resource classes) a worker of this host should consume: the
+    operator's ``MLEBOARD_RUN_QUEUES``, else runs.cpu, plus runs.gpu when it has GPUs."""
+    if settings.MLEBOARD_RUN_QUEUES:
+        return list(settings.MLEBOARD_RUN_QUEUES)
+    return [RUN_QUEUE_CPU, RUN_QUEUE_GPU] if gpu_ids() else [RUN_QUEUE_CPU]
 
 
 def queue_for(gpus: int) -> str:
-    return settings.MLEBOARD_RUN_QUEUES["gpu" if gpus else "cpu"]
+    return RUN_QUEUE_GPU if gpus else RUN_QUEUE_CPU
 
 
 def _capacity_fields() -> dict:

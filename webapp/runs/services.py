@@ -166,12 +166,11 @@ def launch_create(
 def _model_label(agent) -> str:
     """The model an experiment of ``agent`` is shown with: the operator's model for an
     agent using the site's endpoint (``MLEBOARD_LLM_MODEL``), else what the agent says."""
-    import os
-
+    from config import env
     from runner.agent_definition import LLM_MODEL_ENV
 
     if agent.llm:
-        return os.environ.get(LLM_MODEL_ENV, "").strip() or "the operator's model"
+        return env(LLM_MODEL_ENV).strip() or "the operator's model"
     return "via its own endpoint" if agent.egress else "none (no LLM)"
 
 

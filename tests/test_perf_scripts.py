@@ -1,0 +1,215 @@
+"""Every script in perf/ runs: each at tiny sizes, as a person would start it
+(``python perf/NAME.py ...``), in a folder of its own, on the embedded defaults (SQLite,
+the embedded broker) unless it measures PostgreSQL or Redis. Exit code 0 and a line of
+figures are asked for, never a speed: these are smoke runs, not measurements.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from config import env
+from config.variables import BY_NAME
+
+ROOT = Path(__file__).resolve().parents[1]
+PERF = ROOT / "perf"
+# Helpers the scripts import, not scripts.
+HELPERS = {"drill_archive.py"}
+
+
+def bare_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """This shell's environment less mleboard's configuration: the script's own var folder,
+    SQLite and the embedded broker."""
+    env = {k: v for k, v in os.environ.items() if k not in BY_NAME or BY_NAME[k].internal}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    for name in ("HOME", "PATH", "LANG", "TMPDIR", "XDG_CACHE_HOME"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return {
+        **env,
+        "MLEBOARD_VAR_DIR": str(tmp_path / "var"),
+        "SECRET_KEY": "perf-smoke-only-key",
+        "PYTHONPATH": str(ROOT),
+        **extra,
+    }
+
+
+def run_script(
+    name: str, *args: str, env: dict[str, str], timeout: float = 600
+) -> subprocess.CompletedProcess:
+    done = subprocess.run(
+        [sys.executable, str(PERF / name), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, (
+        f"{name} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    )
+    assert re.search(r"\d", done.stdout), done.stdout
+    return done
+
+
+def _database_url(suffix: str) -> str | None:
+    """A PostgreSQL database of the script's own beside the test database, or None on
+    SQLite."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if not db["ENGINE"].endswith("postgresql"):
+        return None
+    user = f"{db['USER']}@" if db.get("USER") else ""
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    if password:
+        user = f"{db['USER']}{password}@"
+    return f"postgresql://{user}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}_{suffix}"
+
+
+SMOKE = {
+    "aggregate_bench.py": ["--quick"],
+    "catalogue_bench.py": ["--rows", "50", "spaceship-titanic", "aerial-cactus-identification"],
+    "grading_bench.py": ["--rows", "1000", "--metrics", "accuracy"],
+    "integrity_bench.py": ["--runs", "3", "--references", "2", "--lines", "30"],
+    "explorer_bench.py": ["--experiments", "2", "--seeds", "1", "--requests", "1"],
+    "runner_bench.py": ["--runs", "1", "--backend", "local"],
+    "agent_run_bench.py": ["--seeds", "1", "--backend", "local"],
+    "broker_soak.py": ["--tasks", "60", "--ping-interval", "0.5"],
+}
+
+
+def test_every_script_has_a_smoke_run():
+    scripts = {p.name for p in PERF.glob("*.py")} - HELPERS
+    covered = set(SMOKE) | {
+        "pages_bench.py",
+        "load_bench.py",
+        "hosts_sim.py",
+        "drill.py",
+        "million_bench.py",
+    }
+    assert scripts == covered, scripts ^ covered
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SMOKE))
+def test_script_runs_at_tiny_sizes(name, tmp_path):
+    run_script(name, *SMOKE[name], env=bare_env(tmp_path))
+
+
+@pytest.mark.slow
+def test_pages_bench_on_a_migrated_site(tmp_path):
+    env = bare_env(tmp_path)
+    for command in (["migrate", "--noinput", "-v0"], ["load_catalogue"]):
+        subprocess.run(
+            [sys.executable, "manage.py", *command],
+            cwd=ROOT,
+            env={**env, "DJANGO_SETTINGS_MODULE": "webapp.settings"},
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+    out = run_script("pages_bench.py", "--requests", "1", env=env).stdout
+    assert "competitions" in out
+
+
+@pytest.mark.slow
+def test_load_bench_tiny(tmp_path):
+    run_script(
+        "load_bench.py",
+        "--experiments",
+        "6",  # compare pages pick 4 of the first 6
+        "--seeds",
+        "1",
+        "--clients",
+        "2",
+        "--workers",
+        "1",
+        "--warmup",
+        "0.5",
+        "--seconds",
+        "1",
+        "--configs",
+        "off",
+        env=bare_env(tmp_path),
+    )
+
+
+@pytest.mark.slow
+def test_hosts_sim_tiny(tmp_path):
+    run_script(
+        "hosts_sim.py",
+        "--competitions",
+        "2",
+        "--cpu-seeds",
+        "1",
+        "--gpu-seeds",
+        "1",
+        "--time-limit",
+        "60",
+        "--stale-after",
+        "4",
+        "--reaper-interval",
+        "1",
+        "--kill",
+        "",
+        "--deadline",
+        "300",
+        env=bare_env(tmp_path),
+    )
+
+
+@pytest.mark.slow
+def test_drill_tiny_on_the_embedded_backend(tmp_path):
+    run_script(
+        "drill.py",
+        "--backend",
+        "embedded",
+        "--drill",
+        "worker",
+        "--seeds",
+        "1",
+        "--stale-after",
+        "4",
+        "--reaper-interval",
+        "1",
+        "--fault-delay",
+        "0.5",
+        "--pad-mb",
+        "1",
+        "--deadline",
+        "180",
+        "--spool-wait-max",
+        "0",
+        env=bare_env(tmp_path),
+        timeout=900,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.services
+def test_million_bench_tiny_on_postgresql(tmp_path):
+    url = _database_url("million")
+    if url is None:
+        if env("MLEBOARD_REQUIRE_SERVICES"):
+            pytest.fail("million_bench measures PostgreSQL: the suite runs on SQLite")
+        pytest.skip("million_bench measures PostgreSQL")
+    run_script(
+        "million_bench.py",
+        "--experiments",
+        "2",
+        "--reports",
+        "300",
+        "--jobs",
+        "1",
+        "--requests",
+        "1",
+        env=bare_env(tmp_path, DATABASE_URL=url),
+        timeout=900,
+    )

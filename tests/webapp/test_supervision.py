@@ -1,0 +1,298 @@
+"""`make run` keeps its processes alive (scripts/serve.sh: webapp/processes.py under
+supervisord): each process killed with SIGKILL runs again within 10 s, the restart is
+logged, and the work it held is finished without a hand; Ctrl-C (SIGINT) and SIGTERM stop
+everything within 15 s, a runs worker holding an agent run included (the run is handed
+back, not lost).
+
+The site runs on the test's database and broker, in a var folder of its own, with a fast
+sweeper (every 2 s; claims silent for 4 s taken back), as a person runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Permission
+from rest_framework.authtoken.models import Token
+
+from tests import demo_builds
+from webapp.competitions.models import Competition
+from webapp.results.models import Experiment, GradeReport, Run
+from webapp.results.services import agent_get_or_create
+from webapp.runs.models import AgentRun
+
+from .conftest import REPO_ROOT, wait_for, worker_env
+
+pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+BIN = Path(sys.executable).parent
+PROGRAMS = ("web", "grading-worker", "runs-worker", "beat")
+SLEEPER = (
+    "name: sleeper\ndescription: Sleeps a while.\nstart: [sleep, '{seconds}']\negress: false\n"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Site:
+    """``sh scripts/serve.sh`` in a session of its own."""
+
+    def __init__(self, tmp_path: Path, agents: Path, sleep_s: int = 8):
+        self.var = tmp_path / "var"
+        self.port = _free_port()
+        (agents / "sleeper").mkdir(parents=True, exist_ok=True)
+        (agents / "sleeper" / "agent.yaml").write_text(SLEEPER.format(seconds=sleep_s))
+        # Never built: the local backend runs the command itself.
+        (agents / "sleeper" / "Dockerfile").write_text("FROM mleboard/base:latest\n")
+        self.env = worker_env(
+            MLEBOARD_VAR_DIR=str(self.var),
+            SECRET_KEY="k" * 50,
+            BIN=str(BIN),
+            HOST="127.0.0.1",
+            PORT=str(self.port),
+            WEB_CONCURRENCY="1",
+            WORKER_CONCURRENCY="1",
+            MLEBOARD_RUN_SLOTS="1",
+            MLEBOARD_RUN_BACKEND="local",
+            MLEBOARD_ALLOW_UNISOLATED_RUNS="1",
+            MLEBOARD_AGENT_DIRS=str(agents),
+            MLEBOARD_STALE_AFTER_S="4",
+            MLEBOARD_REAPER_INTERVAL_S="2",
+            MLEBOARD_GRADING_FAULT_DELAY="2",
+            MLEBOARD_RUN_RETRY_S="1",
+        )
+        self.out = open(tmp_path / "serve.out", "w")
+        self.proc = subprocess.Popen(
+            ["sh", "scripts/serve.sh"],
+            cwd=REPO_ROOT,
+            env=self.env,
+            stdout=self.out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    @property
+    def log(self) -> Path:
+        return self.var / "log" / "supervisord.log"
+
+    def status(self) -> dict[str, tuple[str, int]]:
+        """supervisorctl's view: program -> (state, pid)."""
+        done = subprocess.run(
+            [str(BIN / "supervisorctl"), "-c", str(self.var / "supervisord.conf"), "status"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        found = {}
+        for line in done.stdout.splitlines():
+            parts = line.split()
+            if len(parts) >= 2 and parts[0].startswith("mleboard:"):
+                pid = int(parts[3].rstrip(",")) if parts[1] == "RUNNING" else 0
+                found[parts[0].split(":", 1)[1]] = (parts[1], pid)
+        return found
+
+    def all_running(self) -> dict[str, int] | None:
+        assert self.proc.poll() is None, self.output()
+        status = self.status()
+        if set(status) == set(PROGRAMS) and all(s == "RUNNING" for s, _ in status.values()):
+            return {name: pid for name, (_, pid) in status.items()}
+        return None
+
+    def answers(self) -> bool:
+        try:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{self.port}/api/competitions/", timeout=5
+            ) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    def groups(self) -> list[int]:
+        """The process groups of the programs, as the launcher noted them (var/run/)."""
+        return [int(p.read_text()) for p in (self.var / "run").glob("*.pgid")]
+
+    def alive(self) -> list[str]:
+        """Command lines of every process left of the site: supervisord and each group."""
+        groups = set(self.groups()) | {self.proc.pid}
+        found = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                if os.getpgid(int(proc.name)) in groups:
+                    cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                    if cmd:  # a zombie has none
+                        found.append(cmd)
+            except (OSError, ValueError):
+                continue
+        return found
+
+    def output(self) -> str:
+        parts = [self.out.name]
+        for path in [self.log, *sorted((self.var / "log").glob("*"))]:
+            if path.is_file():
+                parts.append(f"--- {path.name}\n{path.read_text(errors='replace')[-2500:]}")
+        return "\n".join(parts)
+
+    def stop(self) -> None:
+        for pgid in [self.proc.pid, *self.groups()]:
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.out.close()
+
+
+@pytest.fixture
+def site(tmp_path, settings):
+    demo_builds.demo_site(tmp_path, settings, seeds=1)
+    started = Site(tmp_path, tmp_path / "agents")
+    yield started
+    started.stop()
+
+
+def _runs_to_grade(n: int) -> list[Run]:
+    from django.contrib.auth.models import User
+
+    owner = User.objects.create_user("supervised")
+    experiment = Experiment.objects.create(
+        name="supervised",
+        owner=owner,
+        source=Experiment.Source.VERIFIED,
+        agent=agent_get_or_create("s", "m"),
+    )
+    wine = Competition.objects.get(slug="demo-wine")
+    sample = Path(demo_builds_data_dir()) / "demo-wine" / "prepared" / "public"
+    submission = next(sample.glob("sample_submission*.csv"))
+    # Never sent: the sweeper sends them, as it sends anything the broker never got.
+    return [
+        Run.objects.create(
+            experiment=experiment, competition=wine, seed=seed, submission_path=str(submission)
+        )
+        for seed in range(n)
+    ]
+
+
+def demo_builds_data_dir() -> str:
+    from django.conf import settings
+
+    return str(settings.MLEBOARD_DATA_DIR)
+
+
+def _launch_sleeper(site: Site) -> AgentRun:
+    from django.contrib.auth.models import User
+
+    user = User.objects.create_user("launcher")
+    user.user_permissions.add(Permission.objects.get(codename="launch_agent_runs"))
+    body = {
+        "agent": "sleeper",
+        "competitions": ["demo-wine"],
+        "seeds": 1,
+        "cpus": 1,
+        "memory": "256m",
+        "gpus": 0,
+        "time_limit_s": 300,
+        "backend": "local",
+    }
+    from django.test import Client, override_settings
+
+    with override_settings(
+        MLEBOARD_RUN_BACKEND="local",
+        MLEBOARD_ALLOW_UNISOLATED_RUNS=True,
+        MLEBOARD_AGENT_DIRS=[Path(site.env["MLEBOARD_AGENT_DIRS"])],
+    ):
+        api = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+        response = api.post("/api/launches/", json.dumps(body), content_type="application/json")
+    assert response.status_code == 201, response.content
+    return AgentRun.objects.get(launch_id=response.json()["id"])
+
+
+def test_every_process_killed_runs_again_within_10_s_and_its_work_is_finished(site):
+    first = wait_for(site.all_running, timeout=120)
+    wait_for(site.answers, timeout=120)
+    runs = _runs_to_grade(3)
+    agent_run = _launch_sleeper(site)
+
+    def restarted(name: str, old_pid: int, killed_at: float) -> float:
+        def new_pid():
+            state, pid = site.status().get(name, ("", 0))
+            return pid if pid and pid != old_pid and os.path.exists(f"/proc/{pid}") else 0
+
+        wait_for(new_pid, timeout=10, interval=0.1)
+        return time.monotonic() - killed_at
+
+    pids = dict(first)
+    took = {}
+    # The grading worker while it grades (the fault delay holds each grading 2 s).
+    wait_for(lambda: Run.objects.filter(status=Run.Status.RUNNING).exists(), timeout=120)
+    # The runs worker while its agent runs.
+    wait_for(
+        lambda: AgentRun.objects.get(pk=agent_run.pk).status == AgentRun.Status.RUNNING,
+        timeout=120,
+    )
+    for name in ("grading-worker", "runs-worker", "web", "beat"):
+        killed_at = time.monotonic()
+        os.kill(pids[name], signal.SIGKILL)
+        took[name] = restarted(name, pids[name], killed_at)
+        pids = wait_for(site.all_running, timeout=60)
+    assert all(t <= 10 for t in took.values()), took
+    log = site.log.read_text()
+    for name in PROGRAMS:
+        assert f"exited: {name} (terminated by SIGKILL; not expected)" in log, name
+        assert log.count(f"spawned: '{name}'") == 2, name
+    # Nothing left of the killed ones (a gunicorn master's workers, a worker's pool).
+    for name in PROGRAMS:
+        assert not [c for c in site.alive() if str(first[name]) in c]
+
+    # The work they held is finished, each run graded exactly once.
+    wait_for(site.answers, timeout=60)
+    wait_for(
+        lambda: all(
+            r.status == Run.Status.GRADED for r in Run.objects.filter(pk__in=[r.pk for r in runs])
+        ),
+        timeout=180,
+    )
+    for run in runs:
+        assert GradeReport.objects.filter(run=run, is_current=True).count() == 1
+    wait_for(lambda: AgentRun.objects.get(pk=agent_run.pk).status in AgentRun.FINAL, timeout=180)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_and_sigterm_stop_everything_within_15_s(site, sig):
+    wait_for(site.all_running, timeout=120)
+    # A runs worker holding a long agent run must not hold the stop up.
+    (Path(site.env["MLEBOARD_AGENT_DIRS"]) / "sleeper" / "agent.yaml").write_text(
+        SLEEPER.format(seconds=600)
+    )
+    agent_run = _launch_sleeper(site)
+    wait_for(
+        lambda: AgentRun.objects.get(pk=agent_run.pk).status == AgentRun.Status.RUNNING,
+        timeout=120,
+    )
+    assert site.alive()
+    sent = time.monotonic()
+    # Ctrl-C reaches the terminal's foreground group: serve.sh's process, supervisord.
+    os.killpg(site.proc.pid, sig)
+    wait_for(lambda: site.proc.poll() is not None and not site.alive(), timeout=15, interval=0.1)
+    assert time.monotonic() - sent <= 15
+    # The run was handed back (queued for another host) or ended: never left running.
+    run = AgentRun.objects.get(pk=agent_run.pk)
+    assert run.status == AgentRun.Status.QUEUED or run.status in AgentRun.FINAL, run.status
+    assert "stopping" in site.log.read_text() or "stopped:" in site.log.read_text()

@@ -1,0 +1,232 @@
+"""The site's long-running processes, declared once: the web server, the grading worker,
+the agent-runs worker and beat. ``make run`` (``scripts/serve.sh``), compose.yaml and the
+Dockerfile all start them from here, so a queue, a concurrency or a gunicorn option is
+written in one place.
+
+    python -m webapp.processes run NAME   # exec one process (compose, the Dockerfile)
+    python -m webapp.processes serve      # all of them under supervisord (make run)
+    python -m webapp.processes argv NAME  # print its command line
+
+Under ``serve``, supervisord (an existing supervisor, not a loop of ours) restarts any that
+dies, at once, and logs it in ``var/log/supervisord.log``; Ctrl-C or SIGTERM stops them all:
+each gets SIGTERM, then SIGKILL (to its whole process group) ``MLEBOARD_SHUTDOWN_GRACE_S``
++ 3 s later. A runs worker told to stop hands its agent runs back at once
+(``webapp.celery``), so no run waits for it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from config import env
+
+NAMES = ("web", "grading-worker", "runs-worker", "beat")
+# Queues of the grading worker: grading and integrity checks, and the default queue.
+GRADING_QUEUES = ("grading", "default")
+# Seconds supervisord gives a process past the shutdown grace before it kills its group.
+KILL_MARGIN_S = 3
+
+
+def _program(name: str) -> str:
+    """A program of this Python's environment (the venv's, the image's)."""
+    found = Path(sys.executable).parent / name
+    return str(found) if found.exists() else name
+
+
+def log_dir() -> Path:
+    return env("MLEBOARD_VAR_DIR") / "log"
+
+
+def run_queues() -> list[str]:
+    """The run queues this host's runs worker takes (needs the settings: GPUs)."""
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    django.setup()
+    from webapp.runs.hosts import run_queues as host_run_queues
+
+    return host_run_queues()
+
+
+def argv(name: str, *, logfile: bool = False) -> list[str]:
+    """The command line of process ``name``. ``logfile``: the workers and beat write their
+    log under ``var/log/`` (``make run``) instead of to stderr (compose)."""
+    grace = env("MLEBOARD_SHUTDOWN_GRACE_S")
+    celery = [_program("celery"), "-A", "webapp"]
+    logs = log_dir()
+    if name == "web":
+        return [
+            _program("gunicorn"),
+            "webapp.wsgi:application",
+            "--bind",
+            f"{env('HOST')}:{env('PORT')}",
+            "--workers",
+            str(env("WEB_CONCURRENCY")),
+            "--access-logfile",
+            "-",
+            "--timeout",
+            "120",
+            "--graceful-timeout",
+            str(grace),
+            # gunicorn 27 opens a control socket at ~/.gunicorn/gunicorn.ctl by default, one
+            # path for every gunicorn of the user: a second one took it over, and stopping
+            # either removed it. mleboard does not use it.
+            "--no-control-socket",
+        ]
+    if name == "grading-worker":
+        command = celery + [
+            "worker",
+            "-n",
+            "grading@%h",
+            "-Q",
+            ",".join(GRADING_QUEUES),
+            "--concurrency",
+            str(env("WORKER_CONCURRENCY")),
+            "--loglevel",
+            "INFO",
+        ]
+        return command + (["--logfile", str(logs / "worker-grading.log")] if logfile else [])
+    if name == "runs-worker":
+        command = celery + [
+            "worker",
+            "-n",
+            "runs@%h",
+            "-Q",
+            ",".join(run_queues()),
+            "--concurrency",
+            str(env("MLEBOARD_RUN_SLOTS")),
+            "--loglevel",
+            "INFO",
+        ]
+        return command + (["--logfile", str(logs / "worker-runs.log")] if logfile else [])
+    if name == "beat":
+        schedule = env("MLEBOARD_VAR_DIR") / "celerybeat-schedule"
+        command = celery + ["beat", "--loglevel", "INFO", "--schedule", str(schedule)]
+        return command + (["--logfile", str(logs / "beat.log")] if logfile else [])
+    raise ValueError(f"no process {name!r}: one of {', '.join(NAMES)}")
+
+
+def end_leftovers(name: str) -> None:
+    """Kill what the last run of ``name`` left behind, then note this run's process group.
+
+    supervisord starts each program in a process group of its own and, when the program
+    dies, starts it again; but a gunicorn master killed with SIGKILL leaves its workers
+    alive, still holding the port (a worker's pool and its local agents likewise). They are
+    in the dead program's group: end that group before the new program starts."""
+    import signal
+
+    note = log_dir().parent / "run" / f"{name}.pgid"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        old = int(note.read_text())
+    except (OSError, ValueError):
+        old = 0
+    # Only a group that is still ours (its id may have been reused since).
+    if old > 1 and old != os.getpgrp() and any("webapp" in c for c in _group_commands(old)):
+        try:
+            os.killpg(old, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    note.write_text(str(os.getpgrp()))
+
+
+def _group_commands(pgid: int) -> list[str]:
+    """The command lines of the processes in group ``pgid``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if os.getpgid(int(proc.name)) == pgid:
+                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def supervisord_conf() -> str:
+    """supervisord's configuration for ``make run``: every process, restarted whenever it
+    exits, its output in ``var/log/NAME.out``."""
+    logs = log_dir()
+    var = env("MLEBOARD_VAR_DIR")
+    stop_wait = env("MLEBOARD_SHUTDOWN_GRACE_S") + KILL_MARGIN_S
+    sections = [
+        "[supervisord]",
+        "nodaemon=true",
+        f"logfile={logs / 'supervisord.log'}",
+        "logfile_maxbytes=10MB",
+        "logfile_backups=2",
+        f"pidfile={var / 'supervisord.pid'}",
+        # Its control socket is a file of this var dir, so several sites on one host (each
+        # with its own var dir) never share one.
+        "",
+        "[unix_http_server]",
+        f"file={var / 'supervisor.sock'}",
+        "chmod=0700",
+        "",
+        "[rpcinterface:supervisor]",
+        "supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface",
+        "",
+        "[supervisorctl]",
+        f"serverurl=unix://{var / 'supervisor.sock'}",
+        "",
+        # One group: supervisord stops the programs of a group together (groups one after
+        # another), so Ctrl-C takes one grace period, not four.
+        "[group:mleboard]",
+        f"programs={','.join(NAMES)}",
+    ]
+    for name in NAMES:
+        command = " ".join(
+            shlex.quote(a) for a in (sys.executable, "-m", "webapp.processes", "run", name)
+        )
+        sections += [
+            "",
+            f"[program:{name}]",
+            # supervisord expands %(...)s: escape the % of Celery's %h.
+            f"command={command.replace('%', '%%')}",
+            "autostart=true",
+            # Restarted whenever it exits, whatever the exit code; one that dies within 3 s
+            # of starting is retried with a growing pause (1 s, 2 s, ...).
+            "autorestart=true",
+            "startsecs=3",
+            "startretries=20",
+            "stopsignal=TERM",
+            f"stopwaitsecs={stop_wait}",
+            # Stop and kill the whole group: a worker's pool processes and the agents they
+            # started locally go with it.
+            "stopasgroup=true",
+            "killasgroup=true",
+            "redirect_stderr=true",
+            f"stdout_logfile={logs / (name + '.out')}",
+            "stdout_logfile_maxbytes=10MB",
+            "stdout_logfile_backups=2",
+        ]
+    return "\n".join(sections) + "\n"
+
+
+def main(args: list[str]) -> int:
+    if len(args) == 2 and args[0] in ("run", "argv"):
+        command = argv(args[1], logfile=env("MLEBOARD_LOG_TO_FILES"))
+        if args[0] == "argv":
+            print(shlex.join(command))
+            return 0
+        if env("MLEBOARD_LOG_TO_FILES"):  # under supervisord (make run)
+            end_leftovers(args[1])
+        os.execvp(command[0], command)
+    if args == ["serve"]:
+        log_dir().mkdir(parents=True, exist_ok=True)
+        conf = env("MLEBOARD_VAR_DIR") / "supervisord.conf"
+        conf.write_text(supervisord_conf(), encoding="utf-8")
+        # Its children write their logs under var/log/ (they inherit this).
+        os.environ["MLEBOARD_LOG_TO_FILES"] = "1"
+        supervisord = [_program("supervisord"), "-c", str(conf)]
+        os.execvp(supervisord[0], supervisord)
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
