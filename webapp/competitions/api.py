@@ -54,6 +54,8 @@ class CompetitionOutput(serializers.ModelSerializer):
             "is_demo",
             "retired",
             "version",
+            "deadline",
+            "deadline_source",
         ]
 
 

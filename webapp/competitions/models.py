@@ -41,6 +41,11 @@ class Competition(models.Model):
     is_demo = models.BooleanField(
         default=False, help_text="Built by mleboard from scikit-learn data; not an MLE-bench task."
     )
+    # Kaggle's final submission deadline (the catalogue's fact); None for the demos.
+    deadline = models.DateField(null=True, blank=True)
+    deadline_source = models.TextField(
+        blank=True, help_text='"description", or where the deadline comes from when not from it.'
+    )
     description = models.TextField(blank=True)
     description_obfuscated = models.TextField(blank=True)
     version = models.PositiveIntegerField(default=1)
