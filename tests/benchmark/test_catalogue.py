@@ -105,6 +105,8 @@ def test_every_mlebench_competition_has_its_kaggle_deadline():
     assert 5 <= len(sourced) <= 20
     for cid, source in sourced.items():
         assert "http" in source, (cid, source)
+        # The page links the addresses with Django's urlize, which drops a ";" after ")".
+        assert ");" not in source, (cid, "write '). ' instead of '); '")
     # Spot checks against the descriptions' Timelines and Kaggle's pages.
     assert catalogue["3d-object-detection-for-autonomous-vehicles"].deadline == dt.date(
         2019, 11, 12
