@@ -67,7 +67,7 @@ def test_the_date_view_on_the_demo_says_there_are_no_deadlines(
         "webapp.results.management.commands.load_demo.build_demo", demo_builds.build_demo
     )
     settings.MLEBOARD_DATA_DIR = tmp_path / "data"
-    call_command("load_demo", "--seeds", "3")
+    call_command("load_demo", "--seeds", "1")
     demo = Experiment.objects.filter(source=Experiment.Source.REFERENCE).order_by("name").first()
     page.goto(f"{live_server.url}{demo.get_absolute_url()}")
     empty = page.locator("#contamination-dates-empty")
@@ -81,8 +81,9 @@ def test_the_date_view_on_the_demo_says_there_are_no_deadlines(
     assert page.console_errors == []
 
 
-def test_the_date_and_familiarity_views_of_an_imported_experiment(page, live_server, imported):
-    first, _ = imported
+def test_the_views_of_imported_experiments_compare_and_a_competition(page, live_server, imported):
+    """One set-up (two imported experiments, familiarity measured) for the three pages."""
+    first, second = imported
     page.goto(f"{live_server.url}{first.get_absolute_url()}")
     page.wait_for_selector("#contamination-dates[data-rendered=true]", timeout=20000)
     points = page.locator("#contamination-dates g.trace.scatter").first.locator("path.point")
@@ -93,16 +94,12 @@ def test_the_date_and_familiarity_views_of_an_imported_experiment(page, live_ser
     table = page.locator("#contamination-dates-table").inner_text()
     assert "75 of 75" in table and "95% CI" in table and "Welch's t-test" in table
     page.wait_for_selector("#contamination-familiarity-medals[data-rendered=true]")
-    assert page.locator("#contamination-familiarity-percentile-empty").is_visible()
     assert "r = " in page.locator("#contamination-familiarity-medals .legend").text_content()
+    assert page.locator("#contamination-familiarity-percentile-empty").is_visible()
     assert no_horizontal_overflow(page)
     section_shot(page, "contamination-imported")
-    shot(page, "contamination-imported-page")
     assert page.console_errors == []
 
-
-def test_compare_lays_the_experiments_over_each_other(page, live_server, imported):
-    first, second = imported
     page.goto(f"{live_server.url}/compare/?experiments={first.pk},{second.pk}")
     page.wait_for_selector("#contamination-dates[data-rendered=true]", timeout=20000)
     legend = page.locator("#contamination-dates .legend").text_content()
@@ -114,8 +111,6 @@ def test_compare_lays_the_experiments_over_each_other(page, live_server, importe
     section_shot(page, "contamination-compare")
     assert page.console_errors == []
 
-
-def test_a_competitions_page_gives_its_deadline_and_familiarity(page, live_server, imported):
     page.goto(f"{live_server.url}/competitions/leaf-classification/")
     assert "2017-02-28" in page.locator("#deadline").inner_text()
     assert "leaderboard" in page.locator("#deadline-source").inner_text()
