@@ -83,7 +83,11 @@ def competition_results(
     }
 
 
-def _correlation_row(correlation: dict, symbol: str) -> dict:
+def _correlation_row(correlation: dict, symbol: str, none: str = "") -> dict:
+    """A correlation as the tables print it; ``none``: what to say when no competition has
+    the value correlated (rather than "too few competitions (0)")."""
+    if none and not correlation["n"]:
+        return {"text": "", "reason": none, "n": 0}
     if "statistic" not in correlation:
         return {"text": "", "reason": correlation["reason"], "n": correlation["n"]}
     return {
@@ -140,7 +144,9 @@ def contamination_section(
                 "experiment": experiment,
                 "competitions": len(mine),
                 "dated": len(dates["points"]),
-                "correlation": _correlation_row(dates["correlation"], "ρ"),
+                "correlation": _correlation_row(
+                    dates["correlation"], "ρ", "no competition here has a Kaggle deadline"
+                ),
                 "trend": format_statistic(dates["trend"]["slope_per_year"], 1)
                 if dates["trend"]
                 else "",
@@ -148,8 +154,8 @@ def contamination_section(
                 "familiar": len(known["points"]),
                 # Against the medal rate, then against the mean percentile.
                 "familiarity_pair": [
-                    _correlation_row(known["medal_rate"], "r"),
-                    _correlation_row(known["percentile"], "r"),
+                    _correlation_row(known["medal_rate"], "r", "no familiarity measured"),
+                    _correlation_row(known["percentile"], "r", "no familiarity or no percentiles"),
                 ],
             }
         )
