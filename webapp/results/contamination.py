@@ -155,7 +155,11 @@ def contamination_section(
                 # Against the medal rate, then against the mean percentile.
                 "familiarity_pair": [
                     _correlation_row(known["medal_rate"], "r", "no familiarity measured"),
-                    _correlation_row(known["percentile"], "r", "no familiarity or no percentiles"),
+                    _correlation_row(
+                        known["percentile"],
+                        "r",
+                        "no percentiles" if known["points"] else "no familiarity measured",
+                    ),
                 ],
             }
         )
