@@ -40,11 +40,17 @@ def grade_submission_run(
     """
     from benchmark.catalogue import get_competition
     from graders import GradeResult, grade_submission, grader_for
+    from graders.results import ErrorClass
 
     facts = get_competition(competition_id)
     if submission_path is None:
         result = GradeResult(
-            None, False, False, "No submission was made.", grader_for(competition_id).grader_version
+            None,
+            False,
+            False,
+            "No submission was made.",
+            grader_for(competition_id).grader_version,
+            ErrorClass.MISSING,
         )
     elif max_bytes is not None and (size := _size(submission_path)) > max_bytes:
         result = GradeResult(
@@ -54,6 +60,7 @@ def grade_submission_run(
             error=f"the submission is {size:,} bytes, above the grading limit of "
             f"{max_bytes:,} bytes: it was not read",
             grader_version=grader_for(competition_id).grader_version,
+            error_class=ErrorClass.OTHER,
         )
     else:
         result = grade_submission(Path(submission_path), competition_id, Path(data_dir))
@@ -85,6 +92,7 @@ def grade_submission_run(
         error=result.error,
         grader_version=result.grader_version,
         percentile=percentile,
+        error_class=None if result.error_class is None else str(result.error_class),
     )
 
 

@@ -3,7 +3,8 @@
 One ``CompetitionReport`` per run carries exactly MLE-bench's fields
 (``mlebench/grade_helpers.py``); a grading-report file is MLE-bench's
 ``aggregate_reports`` summary (the ``total_*`` counts) plus ``competition_reports``.
-mleboard's extras (``seed``, ``error``, ``grader_version``, ``percentile``) are written
+mleboard's extras (``seed``, ``error``, ``grader_version``, ``percentile``,
+``error_class``) are written
 as extra keys only when set, which MLE-bench's reader ignores; so a file MLE-bench wrote
 reads back and writes out unchanged. NaN and infinite scores are kept and written as
 ``NaN`` / ``Infinity`` / ``-Infinity`` like Python's json (and MLE-bench) does.
@@ -38,7 +39,7 @@ REPORT_KEYS = (
     "created_at",
     "submission_path",
 )
-EXTRA_KEYS = ("seed", "error", "grader_version", "percentile")
+EXTRA_KEYS = ("seed", "error", "grader_version", "percentile", "error_class")
 _THRESHOLD_KEYS = ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")
 _REPORT_KEY_SET = frozenset(REPORT_KEYS)
 _BOOL_KEYS = (
@@ -82,6 +83,7 @@ class CompetitionReport:
     error: str | None = None  # why the submission is missing or invalid
     grader_version: str | None = None
     percentile: float | None = None  # % of the human leaderboard the score beats
+    error_class: str | None = None  # ``graders.ErrorClass`` of ``error``
 
     def to_dict(self) -> dict:
         """MLE-bench's dict for this report (its keys, order and types), plus set extras."""
@@ -139,6 +141,7 @@ class CompetitionReport:
                 data.get("error"),
                 data.get("grader_version"),
                 float(percentile) if percentile is not None else None,
+                str(data["error_class"]) if data.get("error_class") is not None else None,
             )
         except (TypeError, ValueError) as error:
             cid = data.get("competition_id", "?")

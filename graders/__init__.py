@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from graders.registry import grader_for, known_competitions
 from graders.results import (
     AnswersMissing,
+    ErrorClass,
     GraderError,
     GradeResult,
     InvalidSubmission,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AnswersMissing",
+    "ErrorClass",
     "CompetitionGrader",
     "GradeResult",
     "GraderError",

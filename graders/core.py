@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 from graders.results import (
     VALID_MESSAGE,
     AnswersMissing,
+    ErrorClass,
     GraderError,
     GradeResult,
     InvalidSubmission,
@@ -174,20 +175,20 @@ class CompetitionGrader(ABC):
         """
         missing = self._missing_reason(Path(submission_path))
         if missing:
-            return GradeResult(None, False, False, missing, self.grader_version)
+            return GradeResult(None, False, False, missing, self.grader_version, ErrorClass.MISSING)
         try:
             submission, answers = self._read_both(Path(submission_path), data_dir)
             prepared = self.prepare(submission, answers)
             del submission
             score = self.compute(prepared)
         except InvalidSubmission as error:
-            return GradeResult(None, False, True, str(error), self.grader_version)
+            return GradeResult(None, False, True, str(error), self.grader_version, error.kind)
         except (GraderError, MemoryError):
             raise
         except Exception as error:  # MLE-bench turns any grading exception into "invalid"
             logger.warning("Grader %s failed on %s", self, submission_path, exc_info=True)
             reason = f"Submission could not be graded: {type(error).__name__}: {error}"
-            return GradeResult(None, False, True, reason, self.grader_version)
+            return GradeResult(None, False, True, reason, self.grader_version, ErrorClass.OTHER)
         return GradeResult(
             round_score(score, self.numpy_rounding), True, True, None, self.grader_version
         )
@@ -196,7 +197,7 @@ class CompetitionGrader(ABC):
         """Whether the submission is well formed, and why not; never computes a score."""
         missing = self._missing_reason(Path(submission_path))
         if missing:
-            return ValidationResult(False, missing)
+            return ValidationResult(False, missing, ErrorClass.MISSING)
         try:
             submission, answers = self._read_both(Path(submission_path), data_dir)
             self.validation_checks(submission)
@@ -205,7 +206,7 @@ class CompetitionGrader(ABC):
             if self.validate_computes:
                 self.compute(prepared)
         except InvalidSubmission as error:
-            return ValidationResult(False, str(error))
+            return ValidationResult(False, str(error), error.kind)
         except (GraderError, MemoryError):
             raise
         except Exception as error:
@@ -216,6 +217,7 @@ class CompetitionGrader(ABC):
                 f"Submission could not be checked: the metric failed on it "
                 f"({type(error).__name__}; details withheld, they may involve the private "
                 "answers). MLE-bench would count it invalid.",
+                ErrorClass.OTHER,
             )
         return ValidationResult(True, VALID_MESSAGE)
 

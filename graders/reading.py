@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from graders.results import InvalidSubmission
+from graders.results import ErrorClass, InvalidSubmission
 
 # pandas' default na_values: these strings become NaN when MLE-bench reads a CSV.
 PANDAS_NA_VALUES = (
@@ -83,7 +83,9 @@ def read_csv_table(
     """
     path = Path(path)
     if path.stat().st_size == 0:
-        raise InvalidSubmission(f"{what} file is empty: expected a CSV header and rows.")
+        raise InvalidSubmission(
+            f"{what} file is empty: expected a CSV header and rows.", kind=ErrorClass.UNREADABLE
+        )
     header = _read_header(path, what)
     columns = header if all_strings else list(string_columns)
     try:
@@ -100,7 +102,9 @@ def read_csv_table(
         try:
             return _read(path, header, columns, what, newlines_in_values=True)
         except pa.ArrowInvalid:
-            raise InvalidSubmission(_describe_parse_error(first_error, what)) from None
+            raise InvalidSubmission(
+                _describe_parse_error(first_error, what), kind=ErrorClass.UNREADABLE
+            ) from None
 
 
 def _read(
@@ -137,7 +141,8 @@ def _read(
             # pyarrow keeps undecodable text as bytes; pandas would fail to read the file.
             raise InvalidSubmission(
                 f"{what} is not UTF-8 text (column '{name}' holds other bytes): "
-                "save the CSV as UTF-8."
+                "save the CSV as UTF-8.",
+                kind=ErrorClass.UNREADABLE,
             )
     return table
 
@@ -152,11 +157,15 @@ def _read_header(path: Path, what: str) -> list[str]:
         )
         names = list(reader.schema.names)
     except pa.ArrowInvalid as error:
-        raise InvalidSubmission(_describe_parse_error(error, what)) from None
+        raise InvalidSubmission(
+            _describe_parse_error(error, what), kind=ErrorClass.UNREADABLE
+        ) from None
     except UnicodeDecodeError:
-        raise InvalidSubmission(f"{what} is not UTF-8 text: save the CSV as UTF-8.") from None
+        raise InvalidSubmission(
+            f"{what} is not UTF-8 text: save the CSV as UTF-8.", kind=ErrorClass.UNREADABLE
+        ) from None
     if not names:
-        raise InvalidSubmission(f"{what} file has no header line.")
+        raise InvalidSubmission(f"{what} file has no header line.", kind=ErrorClass.UNREADABLE)
     return names
 
 

@@ -5,7 +5,37 @@ Kept free of heavy imports: the web app and the command line import these types 
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
+
+
+class ErrorClass(enum.StrEnum):
+    """Why a submission is not graded, as a class (the paper's failure modes): what the
+    grader's checks found first. ``InvalidSubmission`` carries one; so do ``GradeResult``
+    and ``ValidationResult`` when the submission is missing or invalid."""
+
+    MISSING = "missing"  # no submission.csv
+    UNREADABLE = "unreadable"  # empty, not CSV, not UTF-8, no header
+    COLUMNS = "columns"  # missing or unexpected columns
+    ROW_COUNT = "row_count"  # not one row per test-set entry
+    IDS = "ids"  # ids missing, unknown or repeated
+    TYPES = "types"  # text where numbers belong
+    NAN = "nan"  # empty, NaN or infinite values
+    VALUES = "values"  # out of range, unknown labels, malformed values
+    OTHER = "other"  # anything else (the metric failed on it, a check of its own)
+
+
+ERROR_CLASS_LABELS: dict[str, str] = {
+    ErrorClass.MISSING: "no submission",
+    ErrorClass.UNREADABLE: "unreadable file",
+    ErrorClass.COLUMNS: "missing or wrong columns",
+    ErrorClass.ROW_COUNT: "wrong row count",
+    ErrorClass.IDS: "wrong ids",
+    ErrorClass.TYPES: "wrong types",
+    ErrorClass.NAN: "empty or NaN values",
+    ErrorClass.VALUES: "values out of range",
+    ErrorClass.OTHER: "other",
+}
 
 
 @dataclass(frozen=True)
@@ -23,6 +53,7 @@ class GradeResult:
     submission_exists: bool
     error: str | None
     grader_version: str
+    error_class: str | None = None  # an ``ErrorClass`` when missing or invalid
 
 
 @dataclass(frozen=True)
@@ -31,6 +62,7 @@ class ValidationResult:
 
     valid: bool
     message: str
+    error_class: str | None = None  # an ``ErrorClass`` when not valid
 
 
 VALID_MESSAGE = "Submission is valid."
@@ -58,5 +90,10 @@ class UnknownCompetition(GraderError, KeyError):
 class InvalidSubmission(Exception):
     """Raised inside a grader when a submission cannot be graded; never escapes the package.
 
-    The message is shown to people as it is, so it says what is wrong and what to change.
+    The message is shown to people as it is, so it says what is wrong and what to change;
+    ``kind`` is its ``ErrorClass``.
     """
+
+    def __init__(self, message: str = "", kind: ErrorClass = ErrorClass.OTHER) -> None:
+        super().__init__(message)
+        self.kind = ErrorClass(kind)

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from graders.arrow_numpy import from_numpy, to_numpy
-from graders.results import GraderError, InvalidSubmission
+from graders.results import ErrorClass, GraderError, InvalidSubmission
 
 SHOWN = 5  # how many offending values a message shows
 
@@ -74,11 +74,15 @@ def require_columns(
         )
     if problems:
         expected = ", ".join(required)
-        raise InvalidSubmission(f"Submission {'; '.join(problems)}. Expected columns: {expected}.")
+        raise InvalidSubmission(
+            f"Submission {'; '.join(problems)}. Expected columns: {expected}.",
+            kind=ErrorClass.COLUMNS,
+        )
     if ordered and list(names) != list(required):
         raise InvalidSubmission(
             f"Submission columns are in the wrong order: got {', '.join(names)}; "
-            f"expected {', '.join(required)}."
+            f"expected {', '.join(required)}.",
+            kind=ErrorClass.COLUMNS,
         )
 
 
@@ -88,7 +92,8 @@ def require_row_count(table_or_rows: pa.Table | int, expected: int, unit: str = 
     if rows != expected:
         raise InvalidSubmission(
             f"Submission has {_plural(rows, unit)} but the test set has {expected}: "
-            f"write exactly one {unit} per test-set entry."
+            f"write exactly one {unit} per test-set entry.",
+            kind=ErrorClass.ROW_COUNT,
         )
 
 
@@ -172,7 +177,8 @@ def _order_from_positions(positions, submission_ids, answer_ids, id_column: str)
                 f"(first: {show(examples, len(repeated))})"
             )
         raise InvalidSubmission(
-            f"Submission '{id_column}' values do not match the test set: {'; '.join(problems)}."
+            f"Submission '{id_column}' values do not match the test set: {'; '.join(problems)}.",
+            kind=ErrorClass.IDS,
         )
     order = np.empty(n_answers, dtype=np.int64)
     order[pos] = np.arange(len(pos), dtype=np.int64)
@@ -186,7 +192,8 @@ def require_unique(ids: pa.ChunkedArray | pa.Array, id_column: str) -> None:
     if len(repeated):
         raise InvalidSubmission(
             f"Submission '{id_column}' has {_plural(len(repeated), 'id')} that {_appear(len(repeated))} more than "
-            f"once (first: {show(repeated.slice(0, SHOWN).to_pylist(), len(repeated))})."
+            f"once (first: {show(repeated.slice(0, SHOWN).to_pylist(), len(repeated))}).",
+            kind=ErrorClass.IDS,
         )
 
 
@@ -239,7 +246,8 @@ def to_float(column: pa.ChunkedArray | pa.Array, name: str) -> np.ndarray:
             bad = pc.filter(column, bad_mask)
             raise InvalidSubmission(
                 f"Column '{name}' must hold numbers; {_plural(len(bad), 'value')} {_are(len(bad))} not "
-                f"(first: {show(bad.slice(0, SHOWN).to_pylist(), len(bad))})."
+                f"(first: {show(bad.slice(0, SHOWN).to_pylist(), len(bad))}).",
+                kind=ErrorClass.TYPES,
             ) from None
     elif pa.types.is_null(column.type):
         return np.full(len(column), np.nan)
@@ -248,7 +256,9 @@ def to_float(column: pa.ChunkedArray | pa.Array, name: str) -> np.ndarray:
         or pa.types.is_floating(column.type)
         or pa.types.is_boolean(column.type)
     ):
-        raise InvalidSubmission(f"Column '{name}' must hold numbers, not {column.type} values.")
+        raise InvalidSubmission(
+            f"Column '{name}' must hold numbers, not {column.type} values.", kind=ErrorClass.TYPES
+        )
     return to_numpy(column).astype(np.float64, copy=False)
 
 
@@ -262,14 +272,16 @@ def check_finite(
             raise InvalidSubmission(
                 f"Column '{name}' has {_plural(len(nan_rows), 'empty or NaN value')} "
                 f"(first at data rows {show((int(r) + 1 for r in nan_rows), len(nan_rows))}): "
-                "every row needs a number."
+                "every row needs a number.",
+                kind=ErrorClass.NAN,
             )
     if not allow_inf:
         inf_rows = np.flatnonzero(np.isinf(values))
         if len(inf_rows):
             raise InvalidSubmission(
                 f"Column '{name}' has {_plural(len(inf_rows), 'infinite value')} "
-                f"(first at data rows {show((int(r) + 1 for r in inf_rows), len(inf_rows))})."
+                f"(first at data rows {show((int(r) + 1 for r in inf_rows), len(inf_rows))}).",
+                kind=ErrorClass.NAN,
             )
 
 
@@ -283,7 +295,8 @@ def check_range(
         examples = (float(v) for v in values[bad[:SHOWN]])
         raise InvalidSubmission(
             f"Column '{name}' must hold {what} between {low:g} and {high:g}; "
-            f"{_plural(len(bad), 'value')} {_are(len(bad))} outside (first: {show(examples, len(bad))})."
+            f"{_plural(len(bad), 'value')} {_are(len(bad))} outside (first: {show(examples, len(bad))}).",
+            kind=ErrorClass.VALUES,
         )
 
 
@@ -300,5 +313,6 @@ def check_labels(values: pa.ChunkedArray | pa.Array, allowed: pa.Array, name: st
         allowed_text = show(allowed.slice(0, 10).to_pylist(), len(allowed))
         raise InvalidSubmission(
             f"Column '{name}' has {_plural(len(bad), 'value')} outside the allowed labels "
-            f"(first: {show(bad.slice(0, SHOWN).to_pylist(), len(bad))}); allowed: {allowed_text}."
+            f"(first: {show(bad.slice(0, SHOWN).to_pylist(), len(bad))}); allowed: {allowed_text}.",
+            kind=ErrorClass.VALUES,
         )

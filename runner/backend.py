@@ -48,6 +48,9 @@ class RunControl:
     on_tick: Callable[[float], None] | None = None
     on_started: Callable[[str], None] | None = None
     snapshots: Snapshots | None = None
+    # Set by the backend when the run had a model endpoint: what it asked of it
+    # (``runner.llm_meter``), kept even when the run ends in a harness error.
+    llm_usage: dict | None = None
 
 
 @dataclass
@@ -64,6 +67,8 @@ class BackendResult:
     # ``failed`` unless it had already ended otherwise).
     outputs_exceeded: str = ""
     outputs_limit: int = 0
+    # What the agent asked of its model endpoint, counted at the bridge (None: no endpoint).
+    llm_usage: dict | None = None
 
 
 class Backend(Protocol):

@@ -697,7 +697,14 @@ class DockerBackend:
                 stack.enter_context(HostBridge(spec.llm_base_url)) if spec.llm_base_url else None
             )
             kwargs = container_kwargs(spec, dirs, llm_dir=bridge.directory if bridge else None)
-            return self._run(client, kwargs, spec, dirs, control, sink)
+            if bridge is None:
+                return self._run(client, kwargs, spec, dirs, control, sink)
+            try:
+                result = self._run(client, kwargs, spec, dirs, control, sink)
+            finally:
+                control.llm_usage = bridge.usage()
+            result.llm_usage = control.llm_usage
+            return result
 
     def _run(self, client, kwargs, spec, dirs, control, sink) -> BackendResult:
         create_requested_at = time.time()

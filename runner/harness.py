@@ -9,6 +9,7 @@ infrastructure failures during the run (those are ``harness_error`` outcomes); i
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -163,6 +164,7 @@ def run_agent(
     """
     backend = make_backend(backend) if isinstance(backend, str) else backend
     control = control or RunControl()
+    control.llm_usage = None
     if cancel is not None:
         control.cancel = cancel
     if heartbeat is not None:
@@ -207,6 +209,9 @@ def run_agent(
         control.snapshots = user_snapshots
         sink.close()
         shutil.rmtree(dirs.validation, ignore_errors=True)
+    llm_usage = control.llm_usage
+    if llm_usage is not None:
+        dirs.llm_usage.write_text(json.dumps(llm_usage, indent=1) + "\n")
     if snapshots.skipped:
         detail = "; ".join(d for d in (detail, snapshots.skipped) if d)
     submission = regular_submission(dirs)
@@ -250,4 +255,5 @@ def run_agent(
         overhead=overhead,
         detail=detail,
         validation_counts=dict(service.counts),
+        llm_usage=llm_usage,
     )

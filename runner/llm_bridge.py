@@ -5,8 +5,10 @@ An agent that needs a model (``llm: true`` in its ``agent.yaml``) reaches the op
 OpenAI-compatible endpoint (``MLEBOARD_LLM_BASE_URL``) through a unix socket, and only it:
 
 - on the host, ``HostBridge`` listens on ``llm.sock`` in a folder of its own (mounted
-  read-only into the container at ``/home/llm``) and joins each connection to the endpoint's
-  host and port (TLS to it when the URL is ``https``); bytes are passed through unread;
+  read-only into the container at ``/home/llm``) and relays each connection's HTTP/1.1
+  requests to the endpoint's host and port (TLS to it when the URL is ``https``), counting
+  what the run asks of its model (``runner.llm_relay``, ``runner.llm_meter``: requests,
+  tokens, errors, time waited; never the texts);
 - in the container, ``forward.py`` (``runner/llm_forwarder.py``, copied into the same
   folder) is started as the agent's
   user before the agent: it listens on ``127.0.0.1:BRIDGE_PORT`` and joins each connection
@@ -14,10 +16,11 @@ OpenAI-compatible endpoint (``MLEBOARD_LLM_BASE_URL``) through a unix socket, an
   the endpoint's path (``/v1``).
 
 Nothing else leaves the container, and the engine needs no network of its own (dockerd
-with ``--bridge=none`` works). The endpoint must answer plain HTTP/1.1 with any ``Host``
-(the client's is ``127.0.0.1:PORT``): a local server (vLLM, LiteLLM, a proxy) does; for a
-hosted API, point ``MLEBOARD_LLM_BASE_URL`` at such a proxy on the host. When the endpoint
-does not answer a TCP connection, the run does not start and says why.
+with ``--bridge=none`` works). Requests reach the endpoint with its own ``Host``. When the
+endpoint does not answer a TCP connection, the run does not start and says why.
+
+The local backend's agent (a process on the host) is given the same bridge on a loopback
+TCP port (``tcp=True``), so its requests are counted the same way.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from runner.backend import HarnessError
-from runner.llm_forwarder import pipe
+from runner.llm_meter import Meter
+from runner.llm_relay import Relay
 
 CONTAINER_LLM_DIR = "/home/llm"
 SOCKET_NAME = "llm.sock"
@@ -73,11 +77,15 @@ def forwarder_command() -> list[str]:
 
 
 class HostBridge:
-    """The host's end: a unix socket joined to the endpoint. A context manager."""
+    """The host's end: a unix socket (or, with ``tcp``, a loopback port: ``tcp_port``)
+    relayed to the endpoint, its use counted in ``meter``. A context manager."""
 
-    def __init__(self, base_url: str, connect_timeout_s: float = 5.0) -> None:
-        self.host, self.port, self.tls, _ = endpoint_address(base_url)
+    def __init__(self, base_url: str, connect_timeout_s: float = 5.0, tcp: bool = False) -> None:
+        self.host, self.port, self.tls, self.path = endpoint_address(base_url)
         self.connect_timeout_s = connect_timeout_s
+        self.tcp = tcp
+        self.tcp_port = 0
+        self.meter = Meter()
         self.directory = Path(tempfile.mkdtemp(prefix="mleboard-llm-"))
         self.socket_path = self.directory / SOCKET_NAME
         self._listener: socket.socket | None = None
@@ -111,13 +119,18 @@ class HostBridge:
                 f"the model endpoint {self.host}:{self.port} (MLEBOARD_LLM_BASE_URL) is not "
                 f"reachable from this host ({exc}): the run was not started"
             ) from None
-        os.chmod(self.directory, 0o755)
-        forwarder = self.directory / FORWARDER_NAME
-        forwarder.write_text(resources.files("runner").joinpath("llm_forwarder.py").read_text())
-        forwarder.chmod(0o644)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(str(self.socket_path))
-        os.chmod(self.socket_path, 0o666)  # the agent's user must be able to connect
+        if self.tcp:
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.bind(("127.0.0.1", 0))
+            self.tcp_port = listener.getsockname()[1]
+        else:
+            os.chmod(self.directory, 0o755)
+            forwarder = self.directory / FORWARDER_NAME
+            forwarder.write_text(resources.files("runner").joinpath("llm_forwarder.py").read_text())
+            forwarder.chmod(0o644)
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(str(self.socket_path))
+            os.chmod(self.socket_path, 0o666)  # the agent's user must be able to connect
         listener.listen(MAX_CONNECTIONS)
         self._listener = listener
         threading.Thread(target=self._accept, name="llm-bridge", daemon=True).start()
@@ -134,25 +147,31 @@ class HostBridge:
                 continue
             threading.Thread(target=self._serve, args=(client,), daemon=True).start()
 
+    @property
+    def local_base_url(self) -> str:
+        """With ``tcp``: the agent's ``OPENAI_BASE_URL`` (this bridge plus the endpoint's path)."""
+        return f"http://127.0.0.1:{self.tcp_port}{self.path}"
+
+    def _track(self, sock: socket.socket, opened: bool) -> None:
+        with self._lock:
+            (self._open.add if opened else self._open.discard)(sock)
+
     def _serve(self, client: socket.socket) -> None:
+        host = self.host if ":" not in self.host else f"[{self.host}]"
+        default_port = 443 if self.tls else 80
+        host_header = host if self.port == default_port else f"{host}:{self.port}"
+        self._track(client, True)
         try:
-            try:
-                upstream = self._connect()
-            except OSError:
-                client.close()
-                return
-            with self._lock:
-                self._open.update((client, upstream))
-            back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
-            back.start()
-            pipe(client, upstream)
-            back.join()
-            with self._lock:
-                self._open.difference_update((client, upstream))
-            for s in (client, upstream):
-                s.close()
+            Relay(client, self._connect, host_header, self.meter, self._track).serve()
         finally:
+            self._track(client, False)
+            with contextlib.suppress(OSError):
+                client.close()
             self._slots.release()
+
+    def usage(self) -> dict:
+        """What the run asked of its model so far (``runner.llm_meter.Meter.as_dict``)."""
+        return self.meter.as_dict()
 
     def close(self) -> None:
         self._closed.set()

@@ -28,7 +28,9 @@ import sys
 import time
 from pathlib import Path
 
+from runner.agent_definition import AGENT_BASE_URL_ENV
 from runner.backend import BackendResult, HarnessError, RunControl, agent_env, supervise
+from runner.llm_bridge import HostBridge
 from runner.logs import LogSink
 from runner.outputs import apparent_size, copy_capped
 from runner.spec import (
@@ -104,14 +106,31 @@ class LocalBackend:
     def run(
         self, spec: RunSpec, dirs: RunDirs, control: RunControl, sink: LogSink
     ) -> BackendResult:
-        """Run the process to its end; see ``runner.backend.Backend``."""
+        """Run the process to its end; see ``runner.backend.Backend``. An agent with a
+        model endpoint reaches it through the bridge on a loopback port, which counts its
+        use (``BackendResult.llm_usage``)."""
+        env = local_env(spec, dirs)
+        if not spec.llm_base_url:
+            return self._run(spec, dirs, control, sink, env)
+        with HostBridge(spec.llm_base_url, tcp=True) as bridge:
+            env[AGENT_BASE_URL_ENV] = bridge.local_base_url
+            try:
+                result = self._run(spec, dirs, control, sink, env)
+            finally:
+                control.llm_usage = bridge.usage()
+            result.llm_usage = control.llm_usage
+            return result
+
+    def _run(
+        self, spec: RunSpec, dirs: RunDirs, control: RunControl, sink: LogSink, env: dict
+    ) -> BackendResult:
         create_requested_at = time.time()
         cwd = spec.local_workdir or dirs.code
         try:
             proc = subprocess.Popen(
                 list(spec.command),
                 cwd=cwd,
-                env=local_env(spec, dirs),
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,

@@ -223,6 +223,11 @@ class RunDirs:
         return self.output / "validation_calls.jsonl"
 
     @property
+    def llm_usage(self) -> Path:
+        """What the run asked of its model, counted at the bridge (harness's own, JSON)."""
+        return self.output / "llm_usage.json"
+
+    @property
     def snapshots(self) -> Path:
         return self.output / "snapshots"
 
@@ -345,6 +350,9 @@ class RunOutcome:
     overhead: dict[str, float] = field(default_factory=dict)
     detail: str = ""
     validation_counts: dict[str, int] = field(default_factory=dict)
+    # What the agent asked of its model endpoint, counted at the bridge
+    # (``runner.llm_meter.Meter.as_dict``); None when the run had no endpoint.
+    llm_usage: dict | None = None
 
     def to_json(self) -> dict:
         """A JSON-ready dict (paths as strings) for the CLI and task results."""
@@ -364,4 +372,5 @@ class RunOutcome:
             ],
             "overhead": {k: round(v, 4) for k, v in self.overhead.items()},
             "validation_counts": dict(self.validation_counts),
+            "llm_usage": self.llm_usage,
         }

@@ -51,3 +51,14 @@ def envrate(name: str, default: str) -> str | None:
             f"{name} must be a rate like 30/hour or 5/min (or off), got {value!r}"
         )
     return value
+
+
+def envprices(name: str) -> dict:
+    """Prices per million tokens per model, ``MODEL=PROMPT/COMPLETION`` comma-separated
+    (``benchmark.cost.parse_prices``); empty: none."""
+    from benchmark.cost import parse_prices
+
+    try:
+        return parse_prices(os.environ.get(name, ""))
+    except ValueError as exc:
+        raise ConfigurationError(f"{name}: {exc}") from None

@@ -13,7 +13,7 @@ import dj_database_url
 import plotly
 from django.core.exceptions import ImproperlyConfigured
 
-from webapp.env import envbool, envint, envrate, envstr
+from webapp.env import envbool, envint, envprices, envrate, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("MLEBOARD_VAR_DIR", str(BASE_DIR / "var")))
@@ -309,6 +309,9 @@ MLEBOARD_RUN_SLOTS = envint("MLEBOARD_RUN_SLOTS", 2)
 MLEBOARD_RUN_RETRY_S = envint("MLEBOARD_RUN_RETRY_S", 5)
 # Folders holding extra agent folders (agent.yaml + Dockerfile) the site may run.
 MLEBOARD_AGENT_DIRS = [Path(p) for p in envstr("MLEBOARD_AGENT_DIRS", "").split(os.pathsep) if p]
+# The operator's prices per million tokens per model (prompt/completion), for the cost
+# estimates next to token counts: {"model name": benchmark.cost.Price}.
+MLEBOARD_LLM_PRICES = envprices("MLEBOARD_LLM_PRICES")
 
 # --- Uploads --------------------------------------------------------------------------
 UPLOAD_MAX_BYTES = envint("MLEBOARD_UPLOAD_MAX_BYTES", 1024**3)

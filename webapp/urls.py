@@ -4,7 +4,7 @@ from django.urls import include, path
 
 from webapp import api_docs
 from webapp.competitions import views as competition_views
-from webapp.results import upload_views
+from webapp.results import analysis_pages, upload_views
 from webapp.results import views as result_views
 from webapp.runs import run_urls
 from webapp.runs import views as run_views
@@ -20,6 +20,11 @@ urlpatterns = [
         "experiments/<int:pk>/reports.<str:fmt>",
         result_views.experiment_reports_download,
         name="experiment-reports-download",
+    ),
+    path(
+        "experiments/<int:pk>/failures/<str:key>/",
+        analysis_pages.experiment_failure_runs,
+        name="experiment-failure-runs",
     ),
     path("compare/", result_views.compare, name="compare"),
     path("uploads/", upload_views.upload_list, name="upload-list"),

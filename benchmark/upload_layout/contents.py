@@ -26,6 +26,12 @@ class SubmittedRun:
     submission_path: Path | None  # None: the run made no submission (a result, not an error)
     logs_path: Path | None
     code_path: Path | None
+    # Submissions saved during the run: ((elapsed seconds, path), ...), earliest first.
+    snapshots: tuple[tuple[float, Path], ...] = ()
+    # Tokens the upload declares for the run (``benchmark.cost``), or None.
+    usage: dict | None = None
+    # How the run went, as far as its folder says (``benchmark.failures.RunFacts``), or None.
+    facts: dict | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from benchmark.upload_layout.contents import SubmittedRun, competition_of
+from benchmark.upload_layout.run_extras import run_facts, run_snapshots, run_usage
 from benchmark.upload_tree import UploadLayoutError, UploadTree, check_seed, join_rel, name_some
 
 # Run groups are looked for at the top of the upload and one level below a top folder.
@@ -30,6 +31,7 @@ class RunGroup:
     alias: str | None  # metadata.json's run_group, when it differs from the folder name
     runs: list[str]  # run folder names, sorted
     missing: list[str]  # runs metadata.json lists that have no folder
+    entries: dict  # metadata.json's runs: run id -> what it says of the run
 
 
 _METADATA_SHAPE = (
@@ -128,7 +130,7 @@ def _run_group(
             "it is recorded as no submission"
         )
     alias = declared if isinstance(declared, str) and declared and declared != name else None
-    return RunGroup(folder, name, alias, sorted(runs + missing), missing)
+    return RunGroup(folder, name, alias, sorted(runs + missing), missing, metadata["runs"])
 
 
 def _group_base_seeds(
@@ -193,6 +195,8 @@ def read_run_groups(
             assert cid is not None
             rel = join_rel(group.folder, run)
             submission = join_rel(rel, "/".join(_SUBMISSION))
+            entry = group.entries.get(run)
+            usage_where = f"{join_rel(group.folder, 'metadata.json')}: runs.{run}.usage"
             runs.append(
                 SubmittedRun(
                     competition_id=cid,
@@ -202,6 +206,9 @@ def read_run_groups(
                     submission_path=tree.path(submission) if submission in tree.file_set else None,
                     logs_path=tree.path(rel + "/logs") if tree.is_dir(rel + "/logs") else None,
                     code_path=tree.path(rel + "/code") if tree.is_dir(rel + "/code") else None,
+                    snapshots=run_snapshots(tree, rel, warnings),
+                    usage=run_usage(entry, usage_where),
+                    facts=run_facts(tree, rel, entry),
                 )
             )
             position[cid] += 1

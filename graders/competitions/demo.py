@@ -11,7 +11,7 @@ from graders.competitions.auc import RocAucGrader
 from graders.competitions.columns import IdAlignedGrader, answer_labels
 from graders.competitions.regression import ErrorGrader
 from graders.metrics.log_loss import multiclass_log_loss
-from graders.results import GraderError, InvalidSubmission
+from graders.results import ErrorClass, GraderError, InvalidSubmission
 from graders.validation import check_probabilities, numeric_column
 
 WINE_CLASSES = ("class_0", "class_1", "class_2")
@@ -34,7 +34,8 @@ class DemoWineGrader(IdAlignedGrader):
         bad = ~np.isclose(sums, 1, atol=1e-6)
         if bad.any():
             raise InvalidSubmission(
-                f"Each row's probabilities must sum to 1; {int(bad.sum())} rows do not."
+                f"Each row's probabilities must sum to 1; {int(bad.sum())} rows do not.",
+                kind=ErrorClass.VALUES,
             )
         target = np.asarray(answer_labels(answers, "target"), dtype=np.int64)
         if len(target) and not ((target >= 0) & (target < len(WINE_CLASSES))).all():

@@ -13,7 +13,16 @@ request looks like, enough to drive each scaffold through a real run on ``demo-w
   submission in IPython, then finishing.
 
 Every request is recorded (``requests``: model, tools offered, the Authorization header
-seen) so that a test can check what reached it. Nothing here leaves 127.0.0.1.
+seen, the ``Host`` header, whether it streamed) so that a test can check what reached it.
+
+Each answer carries a ``usage`` (``prompt_tokens`` and ``completion_tokens`` made up from
+the lengths of the texts, different for every request); ``usage_served`` lists every one
+it sent, so that a test can check the bridge's count against it. With ``"stream": true``
+the answer is a server-sent-event stream of ``chat.completion.chunk`` objects, ending with
+the usage chunk only when the request asks for it (``stream_options.include_usage``), as
+OpenAI does. ``refuse_stream_options=True`` makes it answer such a request with a 400, as
+endpoints that do not know the option do; then it serves no usage for streams at all.
+Nothing here leaves 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -86,8 +95,10 @@ def _text(content) -> str:
 class FakeLLM:
     """The fake LLM server on 127.0.0.1 (a free port). ``start()``/``stop()`` or ``with``."""
 
-    def __init__(self) -> None:
+    def __init__(self, refuse_stream_options: bool = False) -> None:
         self.requests: list[dict] = []
+        self.usage_served: list[dict] = []
+        self.refuse_stream_options = refuse_stream_options
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -125,8 +136,32 @@ class FakeLLM:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
-                message = fake.answer(body, self.headers.get("Authorization", ""))
-                self._send(200, fake.completion(body, message))
+                if fake.refuse_stream_options and "stream_options" in body:
+                    self._send(400, {"error": {"message": "unknown field: stream_options"}})
+                    return
+                message = fake.answer(
+                    body, self.headers.get("Authorization", ""), self.headers.get("Host", "")
+                )
+                completion = fake.completion(body, message)
+                if body.get("stream") is True:
+                    self._stream(body, completion)
+                else:
+                    self._send(200, completion)
+
+            def _stream(self, body: dict, completion: dict) -> None:
+                """The completion as chunks: the role, the content in pieces, the tool
+                calls, the finish; then the usage chunk when asked for; then [DONE]."""
+                options = body.get("stream_options") or {}
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for chunk in fake.stream_chunks(completion, bool(options.get("include_usage"))):
+                    data = f"data: {json.dumps(chunk)}\n\n".encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.write(b"6\r\ndata: \r\n")  # an event split across two chunks
+                self.wfile.write(b"8\r\n[DONE]\n\n\r\n")
+                self.wfile.write(b"0\r\n\r\n")
 
             def _send(self, status: int, payload: dict) -> None:
                 data = json.dumps(payload).encode()
@@ -147,7 +182,7 @@ class FakeLLM:
 
     # ------------------------------------------------------------ the script
 
-    def answer(self, body: dict, authorization: str) -> dict:
+    def answer(self, body: dict, authorization: str, host: str = "") -> dict:
         """The assistant message for this request."""
         tools = [t.get("function", {}).get("name") for t in body.get("tools") or []]
         messages = body.get("messages") or []
@@ -165,6 +200,8 @@ class FakeLLM:
                     "model": body.get("model"),
                     "tools": tools,
                     "authorization": authorization,
+                    "host": host,
+                    "stream": body.get("stream") is True,
                     "at": time.time(),
                 }
             )
@@ -219,8 +256,22 @@ class FakeLLM:
             content = "The submission is written and valid.\n<finish></finish>"
         return {"role": "assistant", "content": content}
 
-    @staticmethod
-    def completion(body: dict, message: dict) -> dict:
+    def completion(self, body: dict, message: dict) -> dict:
+        """The whole answer, with a usage made up from the texts' lengths (and recorded in
+        ``usage_served`` unless it is a stream that will not carry it)."""
+        prompt = sum(len(_text(m.get("content"))) for m in body.get("messages") or [])
+        answer = len(message.get("content") or "") + sum(
+            len(c["function"]["arguments"]) for c in message.get("tool_calls") or []
+        )
+        usage = {
+            "prompt_tokens": 7 + prompt // 3,
+            "completion_tokens": 3 + answer // 5,
+        }
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        options = body.get("stream_options") or {}
+        if body.get("stream") is not True or options.get("include_usage"):
+            with self._lock:
+                self.usage_served.append(usage)
         return {
             "id": f"chatcmpl-fake-{uuid.uuid4().hex[:12]}",
             "object": "chat.completion",
@@ -233,8 +284,35 @@ class FakeLLM:
                     "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
                 }
             ],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150},
+            "usage": usage,
         }
+
+    @staticmethod
+    def stream_chunks(completion: dict, include_usage: bool) -> list[dict]:
+        """``completion`` as OpenAI streams it."""
+        choice = completion["choices"][0]
+        message = choice["message"]
+
+        def chunk(delta: dict, finish=None, choices=True) -> dict:
+            out = {k: completion[k] for k in ("id", "created", "model")}
+            out["object"] = "chat.completion.chunk"
+            out["choices"] = (
+                [{"index": 0, "delta": delta, "finish_reason": finish}] if choices else []
+            )
+            return out
+
+        chunks = [chunk({"role": "assistant", "content": ""})]
+        content = message.get("content") or ""
+        for start in range(0, len(content), 40):
+            chunks.append(chunk({"content": content[start : start + 40]}))
+        for index, call in enumerate(message.get("tool_calls") or []):
+            chunks.append(chunk({"tool_calls": [{"index": index, **call}]}))
+        chunks.append(chunk({}, finish=choice["finish_reason"]))
+        if include_usage:
+            last = chunk({}, choices=False)
+            last["usage"] = completion["usage"]
+            chunks.append(last)
+        return chunks
 
 
 def _tool_message(name: str, arguments: dict, content: str | None = None) -> dict:

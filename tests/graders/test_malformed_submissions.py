@@ -232,3 +232,33 @@ def test_missing_answers_is_an_infrastructure_error(tmp_path):
 def test_unknown_competition(digits, tmp_path):
     with pytest.raises(graders.UnknownCompetition):
         graders.grade_submission(tmp_path / "x.csv", "no-such-competition", tmp_path)
+
+
+def _csv(header: str, rows) -> str:
+    return header + "\n" + "".join(f"{a},{b}\n" for a, b in rows)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("", "unreadable"),
+        (_csv("id,guess", zip(IDS, range(10), strict=True)), "columns"),
+        (_csv("id,target", zip(IDS[:7], range(7), strict=True)), "row_count"),
+        (_csv("id,target", ((f"x{i}", 1) for i in IDS)), "ids"),
+        (_csv("id,target", ((i, "many") for i in IDS)), "types"),
+        (_csv("id,target", ((i, "") for i in IDS)), "nan"),
+    ],
+)
+def test_each_invalid_submission_says_its_class(diabetes, text, kind):
+    """The class of the first error found is part of what grading and validation return
+    (the failure table counts invalid submissions by it), so no one parses messages."""
+    path = diabetes.write_submission_text("submission.csv", text)
+    result = grade(diabetes, path)
+    assert not result.valid_submission and result.error_class == kind, result.error
+    assert graders.validate_submission(path, "demo-diabetes", diabetes.data_dir).error_class == kind
+
+
+def test_a_missing_and_a_valid_submission_have_their_class(digits, tmp_path):
+    assert grade(digits, tmp_path / "nowhere.csv").error_class == "missing"
+    ok = digits.write_submission("ok.csv", {"id": IDS, "label": LABELS})
+    assert grade(digits, ok).error_class is None

@@ -154,6 +154,34 @@ def test_aide_runs_through_the_site_and_its_journal_shows(
     assert tree["journal"] == "logs/journal.json"
     assert len(tree["nodes"]) == 2, tree
     assert page_shows(run, "logs/journal.json")
+    check_tokens_metered(run, fake_llm, api)
+
+
+def check_tokens_metered(run: dict, fake_llm: FakeLLM, api) -> None:
+    """The bridge counted every request, and the tokens on the run page, in its API and
+    on its experiment equal the sum of the usage the endpoint returned."""
+    from webapp.results.models import Experiment
+    from webapp.results.token_costs import experiment_tokens
+
+    served = fake_llm.usage_served
+    prompt = sum(u["prompt_tokens"] for u in served)
+    completion = sum(u["completion_tokens"] for u in served)
+    assert served and len(served) == len(fake_llm.requests)
+    usage = api.get(f"/api/runs/agent/{run['id']}/").json()["llm_usage"]
+    assert usage["source"] == "metered" and usage["estimated_requests"] == 0, usage
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (prompt, completion), usage
+    assert usage["completion_requests"] == len(fake_llm.requests) and usage["errors"] == {}
+    assert page_shows(run, f'<strong id="run-tokens-total">{prompt + completion:,}</strong>')
+    experiment = Experiment.objects.get(launch__runs__pk=run["id"])
+    figures = experiment_tokens(experiment)
+    assert figures["source"] == "metered" and figures["total_tokens"] == prompt + completion
+    owner = Client()
+    owner.login(username="sam", password="pw-sam-12345")
+    page = owner.get(experiment.get_absolute_url()).content.decode()
+    assert f'id="tokens-total">{prompt + completion:,}<' in page
+    print(
+        f"AIDE on demo-wine: {len(served)} requests, {prompt} prompt + {completion} completion tokens, {usage['wait_s']} s waiting"
+    )
 
 
 def test_openhands_runs_through_the_site_and_its_events_show(
@@ -164,6 +192,7 @@ def test_openhands_runs_through_the_site_and_its_events_show(
 ):
     run = run_on_demo_wine(api, "openhands", celery_worker_process)
     folder = check_graded_and_private(run, fake_llm, "openhands")
+    check_tokens_metered(run, fake_llm, api)
     # Write the script, run it, look in IPython, finish: four model calls, the events shown
     # as a timeline.
     assert [r["kind"] for r in fake_llm.requests] == ["openhands"] * 4

@@ -142,6 +142,7 @@ class CopyLines:
                 f"{_NULL if score is None or score != score else score}\t{limits}\t{outcome}\t"
                 f"{moment(r.created_at)}\t{text(r.submission_path or '')}\t"
                 f"{_NULL if percentile is None or percentile != percentile else percentile}\t"
-                f"{text(r.grader_version or '')}\t{text(r.error or '')}\t{now_text}\n"
+                f"{text(r.grader_version or '')}\t{text(r.error or '')}\t"
+                f"{text(r.error_class or '')}\t{now_text}\n"
             )
         return "".join(lines)

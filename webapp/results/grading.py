@@ -59,6 +59,7 @@ def run_grade(run_id: int, *, token: str = "", data_dir: Path | None = None) -> 
     while grading (then the sweeper has sent the run again and that attempt stores it).
     Errors propagate: the task decides between a retry and a failure."""
     from benchmark.grading import grade_submission_run
+    from webapp.runs.snapshots import snapshots_store, uploaded_snapshots_grades
 
     token = token or new_token()
     if not claim(
@@ -84,12 +85,15 @@ def run_grade(run_id: int, *, token: str = "", data_dir: Path | None = None) -> 
             seed=run.seed,
             max_bytes=settings.MLEBOARD_MAX_SUBMISSION_BYTES,
         )
+        # An upload's snapshots are graded with its final submission, the same way.
+        snapshots = uploaded_snapshots_grades(run)
     with transaction.atomic():
         finished = holding(Run, run_id, token, Run.Status.RUNNING).update(
             status=Run.Status.GRADED, error=report.error or "", claimed_by=""
         )
         if not finished:
             return None
+        snapshots_store(snapshots)
         page_cache.changed()  # the report shows on pages before its figures are refreshed
         return report_store(run, report)
 

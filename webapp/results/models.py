@@ -109,6 +109,9 @@ class Experiment(models.Model):
         help_text="Run on MLE-bench's obfuscated descriptions (no Kaggle identity), as the "
         "paper's test of whether scores come from recognising the competition.",
     )
+    # Tokens an upload declared for the experiment as a whole (``{"prompt_tokens",
+    # "completion_tokens"}``), when its runs declare none of their own.
+    llm_usage = models.JSONField(null=True, blank=True)
     # Set when the figures no longer match the reports or the curation (a run ended, a
     # known issue changed); cleared by the refresh that caught up. The sweeper re-sends
     # refreshes that stay due.
@@ -155,6 +158,13 @@ class Run(Dispatched):
         max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True
     )
     error = models.TextField(blank=True)
+    # What the run asked of its model (``benchmark.cost``): the bridge's meter for a run
+    # of the site's (``"source": "metered"``), or what an upload declared for it
+    # (``"declared"``). None: not known.
+    llm_usage = models.JSONField(null=True, blank=True)
+    # How the run went, as far as its record says (``benchmark.failures.RunFacts``:
+    # outcome, duration_s, time_limit_s, validation_calls). None: nothing known.
+    facts = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -206,6 +216,9 @@ class GradeReport(models.Model):
     percentile = models.FloatField(null=True, blank=True)
     grader_version = models.CharField(max_length=60, blank=True)
     error = models.TextField(blank=True)
+    # Why the submission is missing or invalid, as a class (``graders.ErrorClass``); blank
+    # for a valid one and for reports imported without it.
+    error_class = models.CharField(max_length=20, blank=True)
     recorded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

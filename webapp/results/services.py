@@ -24,8 +24,14 @@ def agent_get_or_create(scaffold: str, model: str, version: str = "") -> Agent:
 
 # What a GradeReport stores of a CompetitionReport: MLE-bench's keys (after the id) and
 # mleboard's extras, in one order used by the ORM path and the bulk path alike.
-REPORT_VALUE_FIELDS = (*REPORT_KEYS[1:], "percentile", "grader_version", "error")
-_BLANK_IF_NONE = {"submission_path", "grader_version", "error"}
+REPORT_VALUE_FIELDS = (
+    *REPORT_KEYS[1:],
+    "percentile",
+    "grader_version",
+    "error",
+    "error_class",
+)
+_BLANK_IF_NONE = {"submission_path", "grader_version", "error", "error_class"}
 
 
 def _report_fields(report: CompetitionReport) -> dict:

@@ -27,6 +27,20 @@ class UploadMetadataInput(serializers.Serializer):
         required=False, allow_null=True, help_text="The model's knowledge cutoff (YYYY-MM-DD)."
     )
     seeds = serializers.DictField(child=serializers.IntegerField(min_value=0), required=False)
+    usage = serializers.JSONField(
+        required=False,
+        help_text="Tokens of the whole experiment, when its runs declare none of their own: "
+        '{"prompt_tokens": N, "completion_tokens": N}. Per run, put "usage" in the run\'s '
+        "entry of its run group's metadata.json.",
+    )
+
+    def validate_usage(self, usage):
+        from benchmark.cost import parse_usage_declaration
+
+        try:
+            return parse_usage_declaration(usage, "usage")
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
     def validate_seeds(self, seeds: dict) -> dict:
         # Keys are run-group names, stored as text: the checks of a text field apply.

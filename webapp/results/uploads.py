@@ -342,10 +342,16 @@ def _experiment_from(upload: Upload, contents) -> Experiment:
             **fields,
         )
     experiment = Experiment.objects.create(
-        name=name, agent=agent, source=Experiment.Source.VERIFIED, owner=upload.owner, **fields
+        name=name,
+        agent=agent,
+        source=Experiment.Source.VERIFIED,
+        owner=upload.owner,
+        llm_usage=meta.get("usage"),
+        **fields,
     )
     competitions = {c.slug: c for c in Competition.objects.all()}
-    Run.objects.bulk_create(
+    time_limit_s = experiment.runtime_hours * 3600 if experiment.runtime_hours else None
+    created = Run.objects.bulk_create(
         [
             Run(
                 experiment=experiment,
@@ -353,11 +359,38 @@ def _experiment_from(upload: Upload, contents) -> Experiment:
                 seed=run.seed,
                 run_group=run.run_group,
                 submission_path=str(run.submission_path) if run.submission_path else "",
+                llm_usage=run.usage,
+                facts={**run.facts, "time_limit_s": time_limit_s} if run.facts else None,
             )
             for run in contents.runs
         ]
     )
+    _snapshots_create(experiment, contents.runs, created)
     return experiment
+
+
+def _snapshots_create(experiment, runs, created) -> None:
+    """The snapshots the run folders carry, to be graded with their runs."""
+    from webapp.runs.models import SubmissionSnapshot
+
+    if not any(run.snapshots for run in runs):
+        return
+    if any(r.pk is None for r in created):  # a backend that does not return ids
+        ids = dict(
+            ((slug, seed), pk)
+            for pk, slug, seed in Run.objects.filter(experiment=experiment).values_list(
+                "pk", "competition__slug", "seed"
+            )
+        )
+    else:
+        ids = {(r.competition.slug, r.seed): r.pk for r in created}
+    SubmissionSnapshot.objects.bulk_create(
+        SubmissionSnapshot(
+            run_id=ids[(run.competition_id, run.seed)], elapsed_s=elapsed, path=str(path)
+        )
+        for run in runs
+        for elapsed, path in run.snapshots
+    )
 
 
 def upload_finish_if_done(experiment_id: int) -> bool:

@@ -17,7 +17,7 @@ from benchmark.splits import (
 from webapp import figures
 from webapp.jinja import render_rows
 from webapp.numbers import shown_interval
-from webapp.results import selectors
+from webapp.results import analysis_pages, selectors
 from webapp.results.aggregates import experiment_competition_reports
 from webapp.results.contamination import contamination_section
 from webapp.results.leaderboard import (
@@ -138,6 +138,7 @@ def experiment_detail(request, pk: int):
                 {experiment.pk: current.get("per_competition")},
                 familiarity_model=request.GET.get("familiarity_model", ""),
             ),
+            **analysis_pages.experiment_analyses(experiment),
         },
     )
 
@@ -233,6 +234,12 @@ def compare(request):
                     ).items()
                 },
                 familiarity_model=request.GET.get("familiarity_model", ""),
+            ),
+            **analysis_pages.compare_analyses(
+                chosen,
+                result["by_split"],
+                split,
+                selectors.split_parts(chosen, split, ("pass_at_k",)),
             ),
         }
     )

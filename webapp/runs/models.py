@@ -82,6 +82,9 @@ class AgentRun(Dispatched):
     container = models.CharField(max_length=100, blank=True)
     overhead = models.JSONField(default=dict, blank=True)
     validation_counts = models.JSONField(default=dict, blank=True)
+    # What the agent asked of its model endpoint, counted at the bridge
+    # (``runner.llm_meter``); None for an agent without one.
+    llm_usage = models.JSONField(null=True, blank=True)
     gpu_ids = models.JSONField(default=list, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -104,9 +107,16 @@ class AgentRun(Dispatched):
 
 class SubmissionSnapshot(models.Model):
     """``submission.csv`` as it was ``elapsed_s`` into a run, graded like the final one:
-    the data of the score-against-hours curve."""
+    the data of the score-against-hours curve. Taken by the harness during an agent run
+    (``agent_run`` set), or carried by an upload's run folder; either way it belongs to
+    the graded run (``run``) of its experiment."""
 
-    agent_run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="snapshots")
+    agent_run = models.ForeignKey(
+        AgentRun, on_delete=models.CASCADE, related_name="snapshots", null=True, blank=True
+    )
+    run = models.ForeignKey(
+        "results.Run", on_delete=models.CASCADE, related_name="snapshots", null=True, blank=True
+    )
     elapsed_s = models.FloatField()
     path = models.CharField(max_length=500)
     score = models.FloatField(null=True, blank=True)

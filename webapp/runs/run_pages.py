@@ -20,6 +20,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.numbers import format_score
 from webapp.results.selectors import medal_of
 from webapp.runs import run_files
 from webapp.runs.run_files import PathRefused, RunRef
@@ -58,6 +59,16 @@ def grade_of(ref: RunRef) -> dict | None:
             "silver": report.silver_threshold,
             "bronze": report.bronze_threshold,
             "median": report.median_threshold,
+        },
+        # As pages print them (no float noise); the API keeps the raw values above.
+        "thresholds_text": {
+            name: format_score(value)
+            for name, value in (
+                ("gold", report.gold_threshold),
+                ("silver", report.silver_threshold),
+                ("bronze", report.bronze_threshold),
+                ("median", report.median_threshold),
+            )
         },
         "medal": medal_of(report),
         "above_median": report.above_median,
@@ -98,6 +109,18 @@ def integrity_of(ref: RunRef) -> dict | None:
     }
 
 
+def llm_usage_of(ref: RunRef) -> dict | None:
+    """What the run asked of its model: metered at the bridge (an agent run's, also kept
+    with its graded run) or declared by its upload (``"source"``); None: not known."""
+    from benchmark.cost import METERED
+
+    if ref.run is not None and ref.run.llm_usage:
+        return ref.run.llm_usage
+    if ref.agent_run is not None and ref.agent_run.llm_usage is not None:
+        return {**ref.agent_run.llm_usage, "source": METERED}
+    return None
+
+
 def run_summary(ref: RunRef) -> dict:
     files, cut = run_files.list_files(ref.folder) if ref.folder else ([], False)
     agent = ref.agent_run
@@ -117,9 +140,11 @@ def run_summary(ref: RunRef) -> dict:
             "exit_code": agent.exit_code,
             "duration_s": agent.duration_s,
             "validation_counts": agent.validation_counts,
+            "llm_usage": agent.llm_usage,
         }
         if agent
         else None,
+        "llm_usage": llm_usage_of(ref),
         "files": files,
         "files_truncated": cut,
         "validation_calls": _validation_calls(ref, files),

@@ -59,6 +59,7 @@ def agent_run_status(run: AgentRun) -> dict:
         "cancel_requested": run.cancel_requested,
         "overhead": run.overhead,
         "validation_counts": run.validation_counts,
+        "llm_usage": run.llm_usage,
         "grading": run.result_run.status if run.result_run_id else None,
         "heartbeat_at": run.heartbeat_at.isoformat() if run.heartbeat_at else None,
         "log_note": run_log_note(run),
@@ -78,26 +79,31 @@ def run_log_note(run: AgentRun) -> str:
 
 
 def time_scaling(experiment_id: int) -> list[dict]:
-    """Any Medal % against elapsed hours from graded snapshots: at each snapshot time,
-    the share of (competition, seed) runs whose latest snapshot so far medals."""
+    """Any Medal % against elapsed hours from graded snapshots (an agent run's, or an
+    upload's): at each snapshot time, the share of the experiment's (competition, seed)
+    runs whose latest snapshot so far medals."""
+    from webapp.results.models import Run
+
     rows = list(
-        SubmissionSnapshot.objects.filter(agent_run__launch__experiment_id=experiment_id)
-        .values_list("agent_run_id", "elapsed_s", "any_medal")
-        .order_by("elapsed_s")
+        SubmissionSnapshot.objects.filter(run__experiment_id=experiment_id)
+        .values_list("run_id", "elapsed_s", "any_medal")
+        .order_by("elapsed_s", "run_id")
     )
-    total = AgentRun.objects.filter(launch__experiment_id=experiment_id).count()
+    total = Run.objects.filter(experiment_id=experiment_id).count()
     if not rows or not total:
         return []
     latest: dict[int, bool] = {}
-    points = []
+    points: list[dict] = []
     for run_id, elapsed, medal in rows:
         latest[run_id] = medal
-        points.append(
-            {
-                "elapsed_hours": elapsed / 3600,
-                "any_medal_percentage": 100 * sum(latest.values()) / total,
-            }
-        )
+        point = {
+            "elapsed_hours": elapsed / 3600,
+            "any_medal_percentage": 100 * sum(latest.values()) / total,
+        }
+        if points and points[-1]["elapsed_hours"] == point["elapsed_hours"]:
+            points[-1] = point  # snapshots of several runs at one time: one point
+        else:
+            points.append(point)
     return points
 
 

@@ -15,6 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchmark.catalogue import competitions_in_split
+from benchmark.cost import METERED
 from runner.agent_definition import AgentConfigError, AgentDefinition, agents_in, shipped_agents
 from runner.backend import RunControl
 from runner.spec import Resources, parse_size
@@ -427,6 +428,7 @@ def _record_outcome(run: AgentRun, outcome, token: str) -> AgentRun:
             egress_granted=outcome.egress_granted,
             overhead=outcome.overhead,
             validation_counts=outcome.validation_counts,
+            llm_usage=outcome.llm_usage,
             finished_at=timezone.now(),
         )
         if recorded:
@@ -444,6 +446,9 @@ def _hand_to_grading(run: AgentRun, submission: Path | None) -> None:
     """A results Run for the experiment, graded by the grading queue like an upload's."""
     from webapp.results.tasks import grade_run_task
 
+    record = AgentRun.objects.values(
+        "status", "duration_s", "validation_counts", "llm_usage", "launch__time_limit_s"
+    ).get(pk=run.pk)
     result, _ = Run.objects.update_or_create(
         experiment_id=run.launch.experiment_id,
         competition_id=run.competition_id,
@@ -451,6 +456,10 @@ def _hand_to_grading(run: AgentRun, submission: Path | None) -> None:
         defaults={
             "run_group": f"launch-{run.launch_id}",
             "submission_path": str(submission) if submission else "",
+            "facts": run_facts(record),
+            "llm_usage": {**record["llm_usage"], "source": METERED}
+            if record["llm_usage"] is not None
+            else None,
             "status": Run.Status.QUEUED,
             "claimed_by": "",
             "attempts": 0,
@@ -461,32 +470,36 @@ def _hand_to_grading(run: AgentRun, submission: Path | None) -> None:
     send_on_commit(grade_run_task, result.pk, Run)
 
 
+def run_facts(record: dict) -> dict:
+    """What the failure table reads of an agent run (``benchmark.failures.RunFacts``)."""
+    counts = record.get("validation_counts") or {}
+    return {
+        "outcome": record["status"],
+        "duration_s": record["duration_s"],
+        "time_limit_s": record["launch__time_limit_s"],
+        "validation_calls": sum(v for v in counts.values() if isinstance(v, int)),
+    }
+
+
 def _grade_snapshots(run: AgentRun, snapshots) -> None:
+    """Grade the harness's snapshots of ``run`` (``webapp.runs.snapshots``) and store them
+    with the run's graded run."""
+    from webapp.runs.snapshots import snapshot_grades
+
     if not snapshots:
         return
-    from benchmark.grading import grade_submission_run
-    from webapp.results.grading import leaderboard_data
-
-    board = leaderboard_data(run.competition)
-    for snap in snapshots:
-        report = grade_submission_run(
-            Path(snap.path),
-            run.competition.slug,
-            Path(settings.MLEBOARD_DATA_DIR),
-            board,
-            seed=run.seed,
-            max_bytes=settings.MLEBOARD_MAX_SUBMISSION_BYTES,
-        )
-        SubmissionSnapshot.objects.create(
+    result_run_id = AgentRun.objects.values_list("result_run_id", flat=True).get(pk=run.pk)
+    grades = snapshot_grades(run.competition, run.seed, [Path(s.path) for s in snapshots])
+    SubmissionSnapshot.objects.bulk_create(
+        SubmissionSnapshot(
             agent_run=run,
+            run_id=result_run_id,
             elapsed_s=snap.elapsed_s,
             path=str(snap.path),
-            score=report.score,
-            valid_submission=report.valid_submission,
-            above_median=report.above_median,
-            any_medal=report.any_medal,
-            error=report.error or "",
+            **grade,
         )
+        for snap, grade in zip(snapshots, grades, strict=True)
+    )
 
 
 def agent_run_cancel(run: AgentRun) -> str:

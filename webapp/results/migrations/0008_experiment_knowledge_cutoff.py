@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("results", "0006_integrity_counts_and_obfuscated_descriptions"),
+        ("results", "0007_run_tokens_facts_and_error_class"),
     ]
 
     operations = [
