@@ -98,6 +98,7 @@ def test_the_views_of_imported_experiments_compare_and_a_competition(page, live_
     assert page.locator("#contamination-familiarity-percentile-empty").is_visible()
     assert no_horizontal_overflow(page)
     section_shot(page, "contamination-imported")
+    shot(page, "contamination-imported-page")
     assert page.console_errors == []
 
     page.goto(f"{live_server.url}/compare/?experiments={first.pk},{second.pk}")

@@ -55,7 +55,8 @@ def by_hand(experiment) -> list[CompetitionResult]:
 
 
 def visible_text(page: str) -> str:
-    section = page[page.index('<section id="contamination">') : page.index("</section>")]
+    start = page.index('<section id="contamination">')
+    section = page[start : page.index("</section>", start)]
     return html.unescape(re.sub(r"<script.*?</script>", "", section, flags=re.S))
 
 
