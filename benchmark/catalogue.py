@@ -2,12 +2,14 @@
 
 The facts live in ``benchmark/data/competitions.yaml`` (MLE-bench's competitions) and
 ``benchmark/data/demo.yaml`` (mleboard's own demo competitions built from scikit-learn
-datasets). They are facts only: ids, names, metrics, directions, columns, splits. The
-descriptions are not ours to ship; they arrive with an import of an MLE-bench checkout.
+datasets). They are facts only: ids, names, metrics, directions, columns, splits, Kaggle's
+final submission deadline. The descriptions are not ours to ship; they arrive with an import
+of an MLE-bench checkout.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,8 @@ CATALOGUE_FILE = DATA_DIR / "competitions.yaml"
 DEMO_FILE = DATA_DIR / "demo.yaml"
 
 COMPLEXITIES = ("low", "medium", "high", "dev")
+# What ``deadline_source`` says when the competition's own description states its deadline.
+FROM_DESCRIPTION = "description"
 
 _REQUIRED = (
     "id",
@@ -70,6 +74,10 @@ class CompetitionFacts:
     # Extras beyond the shared interface, present for a few competitions only.
     metric_k: int | None = None  # the k of MAP@k-style metrics
     gold_submission: str | None = None  # MLE-bench's gold submission, when it ships one
+    # Kaggle's final submission deadline (a UTC day); None for the demos, which never ran
+    # on Kaggle. ``deadline_source``: FROM_DESCRIPTION, or where the date comes from.
+    deadline: dt.date | None = None
+    deadline_source: str = ""
 
     @property
     def is_demo(self) -> bool:
@@ -90,6 +98,7 @@ def _facts_from_entry(entry: dict, source: Path) -> CompetitionFacts:
     if not isinstance(entry["lower_is_better"], bool):
         raise CatalogueError(f"{source.name}: {entry['id']} lower_is_better must be true/false")
     metric_k = entry.get("metric_k")
+    deadline, deadline_source = _deadline(entry, source)
     return CompetitionFacts(
         id=str(entry["id"]),
         name=str(entry["name"]),
@@ -107,7 +116,29 @@ def _facts_from_entry(entry: dict, source: Path) -> CompetitionFacts:
         known_issues=tuple(str(i) for i in entry.get("known_issues") or ()),
         metric_k=int(metric_k) if metric_k is not None else None,
         gold_submission=entry.get("gold_submission"),
+        deadline=deadline,
+        deadline_source=deadline_source,
     )
+
+
+def _deadline(entry: dict, source: Path) -> tuple[dt.date | None, str]:
+    """The entry's deadline (YAML reads ``2019-11-12`` as a date; a quoted ISO text is
+    accepted too) and where it comes from: the description unless ``deadline_source``
+    names another source."""
+    raw = entry.get("deadline")
+    if raw is None:
+        if entry.get("deadline_source"):
+            raise CatalogueError(f"{source.name}: {entry['id']} has a deadline_source, no deadline")
+        return None, ""
+    if isinstance(raw, dt.datetime) or not isinstance(raw, dt.date | str):
+        raise CatalogueError(f"{source.name}: {entry['id']} deadline must be a date (YYYY-MM-DD)")
+    try:
+        deadline = raw if isinstance(raw, dt.date) else dt.date.fromisoformat(raw)
+    except ValueError:
+        raise CatalogueError(
+            f"{source.name}: {entry['id']} deadline {raw!r} is not a date (YYYY-MM-DD)"
+        ) from None
+    return deadline, str(entry.get("deadline_source") or FROM_DESCRIPTION).strip()
 
 
 def _read_entries(path: Path) -> list[CompetitionFacts]:

@@ -85,7 +85,8 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
     else:
         competitions = list(load_catalogue(include_demo=args.include_demo).values())
     if args.format == "json":
-        print(json.dumps([asdict(facts) for facts in competitions], indent=2))
+        # The deadline (a date) as its ISO text, as the API gives it.
+        print(json.dumps([asdict(facts) for facts in competitions], indent=2, default=str))
         return 0
     rows = [
         (

@@ -68,6 +68,7 @@ HOSTS = "Run hosts"
 VALIDATION = "The validation service agents call"
 LLM = "Agents that need a model"
 INTEGRITY = "Integrity checks"
+CONTAMINATION = "Contamination (familiarity)"
 CLI = "The command line (`mleboard submit`, `mleboard login`)"
 TESTS = "Tests"
 AGENT = "Inside an agent's run (set by the harness or the agent's agent.yaml)"
@@ -86,6 +87,7 @@ SECTIONS = (
     VALIDATION,
     LLM,
     INTEGRITY,
+    CONTAMINATION,
     CLI,
     TESTS,
     AGENT,
@@ -876,6 +878,50 @@ VARIABLES: tuple[Variable, ...] = (
         "unset",
         "the judge's key (never stored)",
         INTEGRITY,
+    ),
+    # --- contamination: familiarity -------------------------------------------------------
+    Variable(
+        "MLEBOARD_FAMILIARITY_BASE_URL",
+        p.url_with_scheme("http", "https"),
+        "",
+        "unset (familiarity off)",
+        "a base model's OpenAI-compatible completions endpoint that returns prompt "
+        "log-probabilities, e.g. `http://127.0.0.1:8000/v1` (vLLM)",
+        CONTAMINATION,
+    ),
+    Variable(
+        "MLEBOARD_FAMILIARITY_MODEL",
+        p.parse_str,
+        "",
+        "unset",
+        "the model that endpoint serves; stored with each familiarity value",
+        CONTAMINATION,
+    ),
+    Variable(
+        "MLEBOARD_FAMILIARITY_API_KEY",
+        p.parse_str,
+        "",
+        "unset",
+        "its key, sent as `Authorization: Bearer`; never stored or shown",
+        CONTAMINATION,
+    ),
+    Variable(
+        "MLEBOARD_FAMILIARITY_MAX_TOKENS",
+        p.parse_positive_int,
+        2048,
+        "2048",
+        "the most tokens one request carries (keep it within the model's context); longer "
+        "texts are sent in chunks",
+        CONTAMINATION,
+    ),
+    Variable(
+        "MLEBOARD_FAMILIARITY_TIMEOUT_S",
+        p.parse_positive_whole_seconds,
+        60,
+        "`60s`",
+        "how long one request may take in all, its answer included; a request past it is "
+        "tried twice more, then the competition fails with that reason",
+        CONTAMINATION,
     ),
     # --- the command line -----------------------------------------------------------------
     Variable(

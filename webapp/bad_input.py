@@ -6,15 +6,18 @@
 * ``parse_json``: JSON from a person, with nesting deeper than Python's parser reads
   refused as a ``ValueError`` (the parser itself raises ``RecursionError``).
 * ``JSONParser``: DRF's, with the same refusal (a 400 ``ParseError``).
+* ``IsoDateField``: a date given as data (metadata, a launch) written YYYY-MM-DD in ASCII
+  digits, nothing else (``parse_date`` alone takes other digits, e.g. fullwidth ones).
 * ``JSONRenderer``: DRF's, with non-finite floats (a stored NaN or infinite score or
   threshold) written as null: JSON has no literal for them.
 """
 
 import json
 import math
+import re
 
 from django.http import HttpResponse, JsonResponse
-from rest_framework import parsers, renderers
+from rest_framework import parsers, renderers, serializers
 from rest_framework.exceptions import ParseError
 
 NUL_MESSAGE = (
@@ -53,6 +56,21 @@ class JSONParser(parsers.JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError(f"JSON parse error - {TOO_DEEP}") from None
+
+
+ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+DATE_MESSAGE = "must be a date written YYYY-MM-DD, e.g. 2023-10-01"
+
+
+class IsoDateField(serializers.DateField):
+    """A date as ISO text (YYYY-MM-DD); anything else is refused with DATE_MESSAGE."""
+
+    default_error_messages = {"invalid": DATE_MESSAGE, "datetime": DATE_MESSAGE}
+
+    def to_internal_value(self, value):
+        if not isinstance(value, str) or not ISO_DATE.fullmatch(value):
+            self.fail("invalid")
+        return super().to_internal_value(value)
 
 
 def _finite(data):

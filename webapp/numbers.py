@@ -40,3 +40,53 @@ def shown_interval(metric: dict | None) -> dict | None:
         "upper": shown_upper,
         "clipped": (shown_lower, shown_upper) != (lower, upper),
     }
+
+
+def _no_negative_zero(text: str) -> str:
+    """-0.0 to one place is 0.0, not -0.0."""
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
+def format_percent(value, decimals: int = 1) -> str:
+    """A percentage (0-100) to ``decimals`` places with its sign: "33.3%"; "" for None."""
+    if value is None:
+        return ""
+    return _no_negative_zero(f"{value:.{decimals}f}") + "%"
+
+
+def format_signed(value, decimals: int = 1) -> str:
+    """A number with its sign: "+12.5", "-3.0", "0.0"; "" for None."""
+    if value is None:
+        return ""
+    text = f"{value:+.{decimals}f}"
+    return text[1:] if not text.strip("+-0.") else text
+
+
+def format_points(value, decimals: int = 1) -> str:
+    """A difference of percentages, signed: "+12.5 points"; "" for None."""
+    return "" if value is None else f"{format_signed(value, decimals)} points"
+
+
+def format_statistic(value, decimals: int = 2) -> str:
+    """A correlation or other statistic to ``decimals`` places: "-0.12"; "" for None."""
+    if value is None:
+        return ""
+    return _no_negative_zero(f"{value:.{decimals}f}")
+
+
+def format_p(value) -> str:
+    """A p-value as a sentence gives it: "p = 0.031", "p < 0.001"; "" for None."""
+    if value is None:
+        return ""
+    text = format_p_value(value)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
+def format_p_value(value) -> str:
+    """A p-value to two significant digits ("0.031", "0.51", "1"), "< 0.001" below that."""
+    if value is None:
+        return ""
+    if value < 0.001:
+        return "< 0.001"
+    text = f"{value:.2g}"
+    return text if "e" not in text else f"{value:.3f}"

@@ -296,6 +296,7 @@ CELERY_TASK_ROUTES = {
     "webapp.results.tasks.grade_run_task": {"queue": "grading"},
     "webapp.results.tasks.*": {"queue": "grading"},
     "webapp.integrity.tasks.*": {"queue": "grading"},
+    "webapp.competitions.tasks.*": {"queue": "grading"},
     # Agent runs by what they need: a run asking for GPUs goes to `runs.gpu` (the task
     # picks it, webapp.runs.tasks), any other to `runs.cpu`. A run host consumes the
     # classes it can serve (`-Q runs.cpu` or `-Q runs.cpu,runs.gpu`).
@@ -392,6 +393,18 @@ MLEBOARD_SIMILARITY_THRESHOLD = env("MLEBOARD_SIMILARITY_THRESHOLD")
 MLEBOARD_INTEGRITY_LLM_BASE_URL = env("MLEBOARD_INTEGRITY_LLM_BASE_URL")
 MLEBOARD_INTEGRITY_LLM_API_KEY = env("MLEBOARD_INTEGRITY_LLM_API_KEY")
 MLEBOARD_INTEGRITY_LLM_MODEL = env("MLEBOARD_INTEGRITY_LLM_MODEL")
+
+# --- Familiarity (the paper's Figure 5) -----------------------------------------------
+# A base model behind an OpenAI-compatible completions endpoint that returns prompt
+# log-probabilities (vLLM, OpenAI's legacy completions). Off unless a URL and a model are
+# given; the key is never stored.
+MLEBOARD_FAMILIARITY_BASE_URL = env("MLEBOARD_FAMILIARITY_BASE_URL")
+MLEBOARD_FAMILIARITY_MODEL = env("MLEBOARD_FAMILIARITY_MODEL")
+MLEBOARD_FAMILIARITY_API_KEY = env("MLEBOARD_FAMILIARITY_API_KEY")
+# The most tokens one request may carry (longer texts are sent in chunks).
+MLEBOARD_FAMILIARITY_MAX_TOKENS = env("MLEBOARD_FAMILIARITY_MAX_TOKENS")
+# Seconds one request may take in all, its answer included.
+MLEBOARD_FAMILIARITY_TIMEOUT_S = env("MLEBOARD_FAMILIARITY_TIMEOUT_S")
 
 # --- REST framework -----------------------------------------------------------------
 REST_FRAMEWORK = {

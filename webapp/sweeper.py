@@ -1,7 +1,7 @@
 """The sweeper: the database is the source of truth, and this drives it to an end.
 
 Every ``MLEBOARD_REAPER_INTERVAL_S`` seconds (Celery beat), for uploads being read, runs
-being graded and agent runs (the ``webapp.work`` rows):
+being graded, agent runs and familiarity measurements (the ``webapp.work`` rows):
 
 0. a run host whose heartbeat went silent for ``MLEBOARD_STALE_AFTER_S`` is marked down
    and its claims on CPUs, memory and GPUs are released; its runs are handed over
@@ -35,6 +35,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from webapp.competitions.models import Familiarity
 from webapp.results.models import Experiment, Run, Upload
 from webapp.runs.models import AgentRun
 from webapp.work import resend_due, send, stale_before
@@ -67,6 +68,7 @@ def sweep() -> SweepReport:
     _hosts_down(report)
     _take_back_uploads(report)
     _take_back_runs(report)
+    _take_back_familiarity(report)
     _end_silent_agent_runs(report)
     _send_due(report)
     _finish_uploads(report)
@@ -143,6 +145,18 @@ def _take_back_runs(report: SweepReport) -> None:
         run_ended(run_id)
 
 
+def _take_back_familiarity(report: SweepReport) -> None:
+    _take_back(
+        Familiarity,
+        Familiarity.Status.RUNNING,
+        Familiarity.Status.QUEUED,
+        Q(),
+        "measuring familiarity was interrupted {attempts} times (its worker stopped "
+        "answering); ask again with manage.py compute_familiarity",
+        report,
+    )
+
+
 def _hosts_down(report: SweepReport) -> None:
     from webapp.runs.hosts import mark_silent_hosts_down, release_orphan_claims
 
@@ -171,6 +185,7 @@ def _end_silent_agent_runs(report: SweepReport) -> None:
 
 
 def _send_due(report: SweepReport) -> None:
+    from webapp.competitions.tasks import measure_familiarity_task
     from webapp.results.tasks import grade_run_task, process_upload_task
     from webapp.runs.tasks import execute_agent_run_task
 
@@ -180,6 +195,7 @@ def _send_due(report: SweepReport) -> None:
         (Upload, Upload.Status.QUEUED, process_upload_task, Q()),
         (Run, Run.Status.QUEUED, grade_run_task, Q()),
         (AgentRun, AgentRun.Status.QUEUED, execute_agent_run_task, Q(cancel_requested=False)),
+        (Familiarity, Familiarity.Status.QUEUED, measure_familiarity_task, Q()),
     ):
         rows = (
             model.objects.filter(scope, status=waiting)

@@ -81,3 +81,60 @@ def test_known_issues_and_metric_k_are_loaded():
     catalogue = load_catalogue()
     assert catalogue["champs-scalar-coupling"].known_issues
     assert catalogue["h-and-m-personalized-fashion-recommendations"].metric_k == 12
+
+
+def test_every_mlebench_competition_has_its_kaggle_deadline():
+    """The 75 + 7 dev competitions each carry Kaggle's final submission deadline; where
+    their description does not state it, the catalogue says where the date comes from."""
+    import datetime as dt
+
+    from benchmark.catalogue import FROM_DESCRIPTION
+
+    catalogue = load_catalogue(include_demo=True)
+    mlebench = [f for f in catalogue.values() if not f.is_demo]
+    assert len(mlebench) == 82
+    missing = [f.id for f in mlebench if f.deadline is None]
+    assert missing == []
+    for facts in mlebench:
+        assert isinstance(facts.deadline, dt.date), facts.id
+        # Kaggle's first competitions were in 2010; MLE-bench's newest ended in 2024.
+        assert dt.date(2010, 1, 1) <= facts.deadline <= dt.date(2024, 12, 31), facts.id
+        assert facts.deadline_source, facts.id
+    sourced = {f.id: f.deadline_source for f in mlebench if f.deadline_source != FROM_DESCRIPTION}
+    # Those not from a description say where the date comes from, with an address.
+    assert 5 <= len(sourced) <= 20
+    for cid, source in sourced.items():
+        assert "http" in source, (cid, source)
+        # The page links the addresses with Django's urlize, which drops a ";" after ")".
+        assert ");" not in source, (cid, "write '). ' instead of '); '")
+    # Spot checks against the descriptions' Timelines and Kaggle's pages.
+    assert catalogue["3d-object-detection-for-autonomous-vehicles"].deadline == dt.date(
+        2019, 11, 12
+    )
+    assert catalogue["lmsys-chatbot-arena"].deadline == dt.date(2024, 8, 5)
+    assert catalogue["billion-word-imputation"].deadline == dt.date(2015, 5, 1)
+    assert "rolling" in catalogue["spaceship-titanic"].deadline_source
+    # The demos never ran on Kaggle.
+    assert all(f.deadline is None for f in catalogue.values() if f.is_demo)
+
+
+@pytest.mark.parametrize(
+    "deadline, message",
+    [("2019-13-01", "is not a date"), ("soon", "is not a date"), ("2019-11-12T10:00:00", "")],
+)
+def test_a_malformed_deadline_in_the_catalogue_is_refused(deadline, message):
+    from pathlib import Path
+
+    from benchmark.catalogue import CatalogueError, _facts_from_entry
+
+    entry = dataclasses.asdict(load_catalogue()["spaceship-titanic"])
+    entry.update(splits=list(entry["splits"]), deadline=deadline, deadline_source=None)
+    if message:
+        with pytest.raises(CatalogueError, match=message):
+            _facts_from_entry(entry, Path("competitions.yaml"))
+    else:  # a time of day is not a deadline day either (YAML would read it as a datetime)
+        import datetime as dt
+
+        entry["deadline"] = dt.datetime.fromisoformat(deadline)
+        with pytest.raises(CatalogueError, match="must be a date"):
+            _facts_from_entry(entry, Path("competitions.yaml"))

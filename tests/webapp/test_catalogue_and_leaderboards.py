@@ -148,3 +148,25 @@ def test_import_mlebench_refreshes_the_published_leaderboard_from_its_readme(
     low = published.get(name=changed[0].name).published_figures["low"]
     assert low == {"mean": 50.5, "standard_error": 1.25}
     assert "(0 created, 25 updated, 1 no longer published removed)" in capsys.readouterr().out
+
+
+def test_every_competition_gives_its_deadline_in_the_api(client):
+    """``deadline`` (ISO date) in the list and the detail, with its source where it is not
+    the competition's description; the demos have none."""
+    catalogue_sync(include_demo=True)
+    listed = client.get("/api/competitions/").json()
+    assert len(listed) == 86
+    by_id = {c["id"]: c for c in listed}
+    mlebench = [c for c in listed if not c["is_demo"]]
+    assert len(mlebench) == 82
+    assert all(c["deadline"] for c in mlebench), [c["id"] for c in mlebench if not c["deadline"]]
+    assert by_id["3d-object-detection-for-autonomous-vehicles"]["deadline"] == "2019-11-12"
+    assert by_id["3d-object-detection-for-autonomous-vehicles"]["deadline_source"] == "description"
+    assert all(c["deadline"] is None for c in listed if c["is_demo"])
+    detail = client.get("/api/competitions/leaf-classification/").json()
+    assert detail["deadline"] == "2017-02-28"
+    assert "leaderboard" in detail["deadline_source"] and "http" in detail["deadline_source"]
+    page = client.get("/competitions/leaf-classification/").content.decode()
+    assert "2017-02-28" in page and 'id="deadline-source"' in page
+    demo = client.get("/competitions/demo-wine/").content.decode()
+    assert "never held on Kaggle" in demo

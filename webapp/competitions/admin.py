@@ -1,10 +1,12 @@
 """Django admin is the curation tool: edit facts, mark known issues, retire or version a
 competition, see thresholds and every leaderboard version."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from webapp.competitions.models import (
     Competition,
+    Familiarity,
+    FamiliarityText,
     KnownIssue,
     LeaderboardEntry,
     PrivateLeaderboard,
@@ -16,6 +18,17 @@ class KnownIssueInline(admin.TabularInline):
     model = KnownIssue
     extra = 1
     fields = ["kind", "note", "source", "excludes_from_clean_subset"]
+
+
+class FamiliarityTextInline(admin.StackedInline):
+    """Texts besides the description that the familiarity is measured on (e.g. the
+    competition's most-read discussion posts); saved through the service, which checks
+    them."""
+
+    model = FamiliarityText
+    extra = 0
+    fields = ["name", "text", "sha256", "added_at"]
+    readonly_fields = ["sha256", "added_at"]
 
 
 class PrivateLeaderboardInline(admin.TabularInline):
@@ -53,8 +66,39 @@ class CompetitionAdmin(admin.ModelAdmin):
     list_filter = ["complexity", "category", "splits", "retired", "is_demo", "awards_medals"]
     search_fields = ["slug", "name", "metric"]
     filter_horizontal = ["splits"]
-    inlines = [KnownIssueInline, PrivateLeaderboardInline]
-    actions = ["retire", "bump_version"]
+    inlines = [KnownIssueInline, FamiliarityTextInline, PrivateLeaderboardInline]
+    actions = ["retire", "bump_version", "measure_familiarity"]
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not FamiliarityText:
+            return super().save_formset(request, form, formset, change)
+        from webapp.competitions.familiarity import FamiliarityRefused, familiarity_text_add
+
+        instances = formset.save(commit=False)
+        for gone in formset.deleted_objects:
+            gone.delete()
+        for text in instances:
+            try:
+                familiarity_text_add(form.instance, text.name, text.text.encode("utf-8"))
+            except FamiliarityRefused as exc:
+                messages.error(request, f"Text not saved: {exc}")
+
+    @admin.action(description="Measure the base model's familiarity (on the workers)")
+    def measure_familiarity(self, request, queryset):
+        from webapp.competitions.familiarity import FamiliarityRefused, familiarity_request
+
+        try:
+            requested = familiarity_request(list(queryset.values_list("slug", flat=True)))
+        except FamiliarityRefused as exc:
+            self.message_user(request, str(exc), level=messages.ERROR)
+            return
+        queued = sum(1 for r in requested if r.row and r.row.status == Familiarity.Status.QUEUED)
+        skipped = [f"{r.competition_id} ({r.reason})" for r in requested if r.row is None]
+        self.message_user(
+            request, f"{queued} measurement(s) queued; the others are measured already."
+        )
+        if skipped:
+            self.message_user(request, "Skipped: " + "; ".join(skipped), level=messages.WARNING)
 
     @admin.action(description="Retire the selected competitions")
     def retire(self, request, queryset):
@@ -122,3 +166,14 @@ class PrivateLeaderboardAdmin(admin.ModelAdmin):
 
 
 admin.site.register(Split)
+
+
+@admin.register(Familiarity)
+class FamiliarityAdmin(admin.ModelAdmin):
+    list_display = ["competition", "model", "status", "value", "tokens", "computed_at", "error"]
+    list_filter = ["status", "model"]
+    search_fields = ["competition__slug", "model", "error"]
+    readonly_fields = [f.name for f in Familiarity._meta.fields]
+
+    def has_add_permission(self, request):
+        return False  # asked for with the competitions' action or compute_familiarity

@@ -1,7 +1,7 @@
 """Read API for competitions: facts, current thresholds and known issues."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
@@ -54,15 +54,46 @@ class CompetitionOutput(serializers.ModelSerializer):
             "is_demo",
             "retired",
             "version",
+            "deadline",
+            "deadline_source",
         ]
+
+
+class FamiliarityTextOutput(serializers.Serializer):
+    name = serializers.CharField()
+    value = serializers.FloatField(allow_null=True)
+    tokens = serializers.IntegerField()
+    chunks = serializers.IntegerField()
+
+
+class FamiliarityOutput(serializers.Serializer):
+    """A base model's familiarity with the competition's texts: ``value`` the mean token
+    probability (0-1) over ``tokens`` tokens; null while it is measured or when it failed
+    (``status``, ``error``); ``current`` false when the texts changed since."""
+
+    model = serializers.CharField()
+    value = serializers.FloatField(allow_null=True)
+    tokens = serializers.IntegerField(allow_null=True)
+    status = serializers.CharField()
+    error = serializers.CharField()
+    current = serializers.BooleanField()
+    texts = FamiliarityTextOutput(many=True)
+    computed_at = serializers.DateTimeField(allow_null=True)
 
 
 class CompetitionDetailOutput(CompetitionOutput):
     leaderboard = serializers.SerializerMethodField()
     known_issues = KnownIssueOutput(many=True, read_only=True)
+    familiarity = serializers.SerializerMethodField()
 
     class Meta(CompetitionOutput.Meta):
-        fields = [*CompetitionOutput.Meta.fields, "leaderboard", "known_issues"]
+        fields = [*CompetitionOutput.Meta.fields, "leaderboard", "known_issues", "familiarity"]
+
+    @extend_schema_field(FamiliarityOutput(many=True))
+    def get_familiarity(self, obj) -> list[dict]:
+        from webapp.competitions.familiarity import competition_familiarity_rows
+
+        return FamiliarityOutput(competition_familiarity_rows(obj), many=True).data
 
     def get_leaderboard(self, obj) -> dict | None:
         board = obj.current_leaderboard

@@ -4,6 +4,8 @@ mark on them."""
 from django.db import models
 from django.urls import reverse
 
+from webapp.work import Dispatched
+
 
 class Split(models.Model):
     """A named set of competitions: low (= Lite), medium, high, all, dev, demo."""
@@ -40,6 +42,11 @@ class Competition(models.Model):
     splits = models.ManyToManyField(Split, related_name="competitions", blank=True)
     is_demo = models.BooleanField(
         default=False, help_text="Built by mleboard from scikit-learn data; not an MLE-bench task."
+    )
+    # Kaggle's final submission deadline (the catalogue's fact); None for the demos.
+    deadline = models.DateField(null=True, blank=True)
+    deadline_source = models.TextField(
+        blank=True, help_text='"description", or where the deadline comes from when not from it.'
     )
     description = models.TextField(blank=True)
     description_obfuscated = models.TextField(blank=True)
@@ -155,3 +162,67 @@ class LeaderboardEntry(models.Model):
                 fields=["leaderboard", "position"], name="entry_position_unique"
             )
         ]
+
+
+class FamiliarityText(models.Model):
+    """A further text an operator adds to a competition's familiarity, besides its
+    description: for example one of its most-read discussion posts."""
+
+    competition = models.ForeignKey(
+        Competition, on_delete=models.CASCADE, related_name="familiarity_texts"
+    )
+    name = models.CharField(max_length=200, help_text="e.g. the file's name: discussion-1.txt")
+    text = models.TextField()
+    sha256 = models.CharField(max_length=64, editable=False)
+    added_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["competition", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["competition", "name"], name="familiarity_text_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.competition}: {self.name}"
+
+
+class Familiarity(Dispatched):
+    """A base model's familiarity with a competition's texts (the description and the
+    further texts, at one version): the mean probability it gives their tokens. Work the
+    database owns (``webapp.work``): queued -> running -> done | failed."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Measuring"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    competition = models.ForeignKey(
+        Competition, on_delete=models.CASCADE, related_name="familiarity"
+    )
+    model = models.CharField(max_length=200, help_text="The base model, as its endpoint names it.")
+    # A digest of the texts measured (names and contents): a new text, or a changed one,
+    # is a new version, measured anew; earlier measurements stay.
+    texts_version = models.CharField(max_length=64)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
+    value = models.FloatField(null=True, blank=True, help_text="Mean token probability, 0-1.")
+    tokens = models.PositiveIntegerField(null=True, blank=True, help_text="Tokens scored.")
+    texts = models.JSONField(default=list, blank=True)  # per text: name, value, tokens, chunks
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["competition", "model", "-created_at"]
+        verbose_name_plural = "familiarity"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["competition", "model", "texts_version"], name="familiarity_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.competition} × {self.model}: {self.get_status_display()}"

@@ -161,6 +161,8 @@ def _fact_fields(facts: CompetitionFacts) -> dict:
         "id_column": facts.id_column,
         "target_columns": list(facts.target_columns),
         "is_demo": "demo" in facts.splits,
+        "deadline": facts.deadline,
+        "deadline_source": facts.deadline_source,
     }
 
 

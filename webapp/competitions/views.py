@@ -6,8 +6,9 @@ from django.shortcuts import get_object_or_404, render
 
 from webapp import figures
 from webapp.competitions import selectors
+from webapp.competitions.familiarity import competition_familiarity_rows, competition_texts
 from webapp.competitions.models import Competition
-from webapp.numbers import format_score
+from webapp.numbers import format_score, format_statistic
 from webapp.results.selectors import agent_scores_on_competition
 
 
@@ -64,5 +65,18 @@ def competition_detail(request, slug: str):
             "thresholds": thresholds,
             "agent_scores": agent_scores,
             "known_issues": selectors.competition_known_issues(competition),
+            "familiarity": _familiarity_rows(competition),
+            "familiarity_texts": competition_texts(competition),
         },
     )
+
+
+def _familiarity_rows(competition) -> list[dict]:
+    return [
+        {
+            **row,
+            "value_text": format_statistic(row["value"], 4),
+            "texts_text": ", ".join(t["name"] for t in row["texts"]),
+        }
+        for row in competition_familiarity_rows(competition)
+    ]

@@ -24,7 +24,16 @@ class AgentAdmin(admin.ModelAdmin):
 
 @admin.register(Experiment)
 class ExperimentAdmin(admin.ModelAdmin):
-    list_display = ["name", "agent", "source", "is_published", "owner", "date", "created_at"]
+    list_display = [
+        "name",
+        "agent",
+        "source",
+        "is_published",
+        "owner",
+        "date",
+        "knowledge_cutoff",
+        "created_at",
+    ]
     list_filter = [
         "is_published",
         "source",

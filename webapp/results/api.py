@@ -39,6 +39,7 @@ class ExperimentOutput(serializers.ModelSerializer):
             "source_available",
             "source_url",
             "known_leakage",
+            "knowledge_cutoff",
         ]
 
 

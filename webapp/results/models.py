@@ -100,6 +100,12 @@ class Experiment(models.Model):
         "(Any Medal %).",
     )
     notes = models.TextField(blank=True)
+    knowledge_cutoff = models.DateField(
+        null=True,
+        blank=True,
+        help_text="The model's knowledge cutoff (the newest data it was trained on), as its "
+        "makers state it: competitions that ended before it may be in what it read.",
+    )
     obfuscated_descriptions = models.BooleanField(
         default=False,
         help_text="Run on MLE-bench's obfuscated descriptions (no Kaggle identity), as the "

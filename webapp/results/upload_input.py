@@ -1,9 +1,11 @@
 """What a person sends with an upload, checked once for the page and the API: the
 experiment's metadata (agent, model, conditions, seeds per run group)."""
 
+import datetime as dt
+
 from rest_framework import serializers
 
-from webapp.bad_input import parse_json
+from webapp.bad_input import IsoDateField, parse_json
 
 
 class UploadMetadataInput(serializers.Serializer):
@@ -20,6 +22,9 @@ class UploadMetadataInput(serializers.Serializer):
         required=False,
         default=False,
         help_text="The runs used MLE-bench's obfuscated descriptions (description_obfuscated.md).",
+    )
+    knowledge_cutoff = IsoDateField(
+        required=False, allow_null=True, help_text="The model's knowledge cutoff (YYYY-MM-DD)."
     )
     seeds = serializers.DictField(child=serializers.IntegerField(min_value=0), required=False)
     usage = serializers.JSONField(
@@ -70,4 +75,9 @@ def upload_metadata(raw) -> dict:
             for field, errors in serializer.errors.items()
         )
         raise ValueError(f"metadata is not valid: {problems}")
-    return {k: v for k, v in serializer.validated_data.items() if v is not None}
+    # Kept as JSON with the upload: a date as its ISO text.
+    return {
+        k: v.isoformat() if isinstance(v, dt.date) else v
+        for k, v in serializer.validated_data.items()
+        if v is not None
+    }

@@ -51,6 +51,13 @@ class UploadForm(forms.Form):
         label="Obfuscated descriptions",
         help_text="The agent read MLE-bench's obfuscated descriptions (no Kaggle identity).",
     )
+    knowledge_cutoff = forms.DateField(
+        required=False,
+        label="Model's knowledge cutoff",
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="YYYY-MM-DD, when known: the experiment then compares competitions that "
+        "ended before it with those after.",
+    )
     seeds = forms.CharField(
         required=False,
         help_text='Optional JSON: the seed of each run group, e.g. {"2024-10-01_run-group_aide": 0}',
@@ -65,6 +72,8 @@ class UploadForm(forms.Form):
         }
         if data.get("obfuscated_descriptions"):
             raw["obfuscated_descriptions"] = True
+        if data.get("knowledge_cutoff"):
+            raw["knowledge_cutoff"] = data["knowledge_cutoff"].isoformat()
         if data.get("runtime_hours") is not None:
             raw["runtime_hours"] = data["runtime_hours"]
         for key in ("internet_access", "test_feedback"):

@@ -38,6 +38,7 @@ EXPERIMENT_FIELDS = (
     "test_feedback",
     "source_url",
     "obfuscated_descriptions",
+    "knowledge_cutoff",
 )
 
 

@@ -19,6 +19,7 @@ from webapp.jinja import render_rows
 from webapp.numbers import shown_interval
 from webapp.results import analysis_pages, selectors
 from webapp.results.aggregates import experiment_competition_reports
+from webapp.results.contamination import contamination_section
 from webapp.results.leaderboard import (
     INTEGRITY_FILTERS,
     LeaderboardFilters,
@@ -132,6 +133,11 @@ def experiment_detail(request, pk: int):
             "published": experiment.published_figures,
             "published_footnotes": selectors.published_footnotes(experiment),
             "time_figure": _time_scaling_figure(experiment),
+            "contamination": contamination_section(
+                [experiment],
+                {experiment.pk: current.get("per_competition")},
+                familiarity_model=request.GET.get("familiarity_model", ""),
+            ),
             **analysis_pages.experiment_analyses(experiment),
         },
     )
@@ -219,6 +225,16 @@ def compare(request):
             else None,
             "pass_at_k_figure": figures.pass_at_k_curves(curves) if curves else None,
             "comparisons": result["comparisons"],
+            "contamination": contamination_section(
+                chosen,
+                {
+                    pk: part.get("per_competition")
+                    for pk, part in selectors.split_parts(
+                        chosen, split, ("per_competition",)
+                    ).items()
+                },
+                familiarity_model=request.GET.get("familiarity_model", ""),
+            ),
             **analysis_pages.compare_analyses(
                 chosen,
                 result["by_split"],

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from benchmark.splits import SPLIT_ALIASES, SPLIT_SLUGS
 from runner.spec import MAX_GPUS
+from webapp.bad_input import IsoDateField
 from webapp.runs import hosts, selectors
 from webapp.runs.services import LaunchRefused, agent_run_cancel, launch_create_from_input
 
@@ -45,6 +46,12 @@ class LaunchInput(serializers.Serializer):
     obfuscated_descriptions = serializers.BooleanField(
         default=False,
         help_text="run on MLE-bench's obfuscated descriptions (no Kaggle identity)",
+    )
+    knowledge_cutoff = IsoDateField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="the model's knowledge cutoff (YYYY-MM-DD), for the contamination view",
     )
     backend = serializers.ChoiceField(
         choices=["", "docker", "local"],

@@ -2,6 +2,7 @@
 ``runner.run_agent`` (the same code as ``mleboard run``); its outputs are then graded
 like an upload, as a run of the launch's verified experiment."""
 
+import datetime as dt
 import logging
 import shutil
 import threading
@@ -85,6 +86,7 @@ def launch_create(
     snapshot_interval_s: float | None = None,
     backend: str | None = None,
     obfuscated_descriptions: bool = False,
+    knowledge_cutoff: dt.date | None = None,
 ) -> Launch:
     """Create a launch, its verified experiment and one queued AgentRun per
     (competition, seed); the runs are dispatched on the ``runs`` queue after commit.
@@ -133,6 +135,7 @@ def launch_create(
             test_feedback=False,
             source_available=True,
             obfuscated_descriptions=obfuscated_descriptions,
+            knowledge_cutoff=knowledge_cutoff,
             notes=f"Run by mleboard's harness ({backend} backend).",
         )
         launch = Launch.objects.create(
@@ -196,6 +199,7 @@ def launch_create_from_input(owner, data: dict) -> Launch:
         snapshot_interval_s=data.get("snapshot_interval_s"),
         backend=data.get("backend") or None,
         obfuscated_descriptions=bool(data.get("obfuscated_descriptions")),
+        knowledge_cutoff=data.get("knowledge_cutoff"),
     )
 
 

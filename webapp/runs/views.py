@@ -45,6 +45,13 @@ class LaunchForm(forms.Form):
     snapshot_interval_s = forms.FloatField(
         min_value=1, required=False, initial=3600, label="Snapshot every (s)"
     )
+    knowledge_cutoff = forms.DateField(
+        required=False,
+        label="Model's knowledge cutoff",
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="YYYY-MM-DD, when known: the experiment then compares competitions that "
+        "ended before it with those after.",
+    )
     obfuscated_descriptions = forms.BooleanField(
         required=False,
         label="Obfuscated descriptions",

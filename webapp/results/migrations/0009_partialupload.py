@@ -9,7 +9,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("results", "0007_run_tokens_facts_and_error_class"),
+        ("results", "0008_experiment_knowledge_cutoff"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
