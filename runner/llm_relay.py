@@ -282,10 +282,21 @@ class Relay:
         exchange.status = status
         if status >= 400:
             exchange.error = f"http_{status}"
+        recorded = False
+
+        def record() -> None:
+            # Counted before the answer's last bytes reach the agent: whoever reads the
+            # meter once the agent has its answer (the harness, at the run's end) sees it.
+            nonlocal recorded
+            if not recorded:
+                recorded = True
+                exchange.wait_s = time.monotonic() - started
+                self.meter.add(exchange)
+
         try:
             keep_alive = (
                 self._pass_answer(
-                    method, status, answer_headers, answer_reader, exchange, asked_usage
+                    method, status, answer_headers, answer_reader, exchange, asked_usage, record
                 )
                 and keep_alive
             )
@@ -293,8 +304,7 @@ class Relay:
             exchange.error = exchange.error or "cut_off"
             keep_alive = False
             self._drop_upstream()
-        exchange.wait_s = time.monotonic() - started
-        self.meter.add(exchange)
+        record()
         return keep_alive
 
     def _send(self, data: bytes) -> tuple[int, list[tuple[str, str]], BinaryIO]:
@@ -337,8 +347,11 @@ class Relay:
         reader: BinaryIO,
         exchange: Exchange,
         drop_usage_chunk: bool,
+        record,
     ) -> bool:
-        """Pass the answer back as it comes; True when both connections may be kept."""
+        """Pass the answer back as it comes, calling ``record()`` once the exchange is known
+        and before the agent can have the answer's end; True when both connections may be
+        kept."""
         no_body = method == "HEAD" or status in (204, 304) or 100 <= status < 200
         framed = "chunked" in _tokens(headers, "transfer-encoding") or (
             _header(headers, "content-length") is not None
@@ -360,9 +373,11 @@ class Relay:
         if not no_body and not framed:
             kept.append(("Connection", "close"))
         head = "\r\n".join([self._answer_start, *(f"{k}: {v}" for k, v in kept)]) + "\r\n\r\n"
-        self.client.sendall(head.encode("latin-1"))
         if no_body:
+            record()
+            self.client.sendall(head.encode("latin-1"))
             return upstream_keeps or framed
+        self.client.sendall(head.encode("latin-1"))
         if stream:
             events = StreamReader(exchange, drop_usage_chunk)
             for data in _body(reader, headers, until_close=not framed):
@@ -372,22 +387,31 @@ class Relay:
             rest = events.flush()
             if rest:
                 self.client.sendall(b"%x\r\n%s\r\n" % (len(rest), rest))
+            record()
             self.client.sendall(b"0\r\n\r\n")
         else:
             chunked = "chunked" in _tokens(headers, "transfer-encoding")
             copy, size = [], 0
+            # One piece is held back, so that the exchange is recorded before the last one
+            # (which completes a Content-Length answer) is passed on.
+            held = b""
             for data in _body(reader, headers, until_close=not framed):
-                if chunked:
-                    self.client.sendall(b"%x\r\n%s\r\n" % (len(data), data))
-                else:
-                    self.client.sendall(data)
+                if held:
+                    self._pass_piece(held, chunked)
+                held = data
                 size += len(data)
                 if exchange.completion and size <= MAX_JSON_ANSWER_BYTES:
                     copy.append(data)
-            if chunked:
-                self.client.sendall(b"0\r\n\r\n")
             if exchange.completion and size <= MAX_JSON_ANSWER_BYTES:
                 read_json_answer(exchange, b"".join(copy))
+            record()
+            if held:
+                self._pass_piece(held, chunked)
+            if chunked:
+                self.client.sendall(b"0\r\n\r\n")
         if not upstream_keeps:
             self._drop_upstream()
         return framed
+
+    def _pass_piece(self, data: bytes, chunked: bool) -> None:
+        self.client.sendall(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
