@@ -34,6 +34,18 @@ def envint(name: str, default: int) -> int:
         raise ConfigurationError(f"{name} must be an integer, got {raw!r}") from None
 
 
+def envfraction(name: str, default: str) -> float:
+    """A fraction above 0 and at most 1."""
+    raw = os.environ.get(name, default).strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value <= 1.0:  # also refuses nan
+        raise ConfigurationError(f"{name} must be a fraction above 0 and at most 1, got {raw!r}")
+    return value
+
+
 def envrate(name: str, default: str) -> str | None:
     """A request rate as Django REST framework writes it ("30/hour", "5/min"); "off" -> None
     (no limit)."""

@@ -13,7 +13,7 @@ import dj_database_url
 import plotly
 from django.core.exceptions import ImproperlyConfigured
 
-from webapp.env import envbool, envint, envrate, envstr
+from webapp.env import envbool, envfraction, envint, envrate, envstr
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(envstr("MLEBOARD_VAR_DIR", str(BASE_DIR / "var")))
@@ -326,6 +326,12 @@ Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 # A run whose code is this similar (Dolos' measure, 0-1) to a reference or to another
 # owner's run is flagged for review (MLE-bench's 60%).
 MLEBOARD_SIMILARITY_THRESHOLD = float(envstr("MLEBOARD_SIMILARITY_THRESHOLD", "0.6"))
+# Peer comparisons set aside code shared by more than this share of the owners with runs
+# on the competition (Dolos' maxFingerprintPercentage; 1: nothing set aside), so that a
+# scaffold's boilerplate does not flag honest runs. Reference comparisons ignore nothing.
+MLEBOARD_PEER_MAX_FINGERPRINT_PERCENTAGE = envfraction(
+    "MLEBOARD_PEER_MAX_FINGERPRINT_PERCENTAGE", "0.5"
+)
 # The optional LLM judge of MLE-bench's three rule questions: any OpenAI-compatible
 # endpoint. Off unless a base URL and a model are given.
 MLEBOARD_INTEGRITY_LLM_BASE_URL = envstr("MLEBOARD_INTEGRITY_LLM_BASE_URL", "")
