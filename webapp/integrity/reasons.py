@@ -45,7 +45,10 @@ class Viewer:
     def __init__(self, user):
         self.user = user
         self.references = sees_references(user)
-        self.everything = self.references and has_perm(user, Perm.SEE_ALL_EXPERIMENTS)
+        # Every run: figures about the competition's runs as a whole (how many owners
+        # have runs on it, what their shared code was) are theirs to read.
+        self.all_runs = has_perm(user, Perm.SEE_ALL_EXPERIMENTS)
+        self.everything = self.references and self.all_runs
         self._runs: dict[int, Run | None] = {}
 
     def run(self, run_id: int | None) -> Run | None:

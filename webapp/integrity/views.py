@@ -112,6 +112,7 @@ def run_check_page(request, run_id: int):
             "check": check,
             "reasons": reasons_for(check, viewer),
             "sees_references": viewer.references,
+            "sees_all_runs": viewer.all_runs,
             "may_review": may(request.user, "review", ref.run),
             "sees_queue": has_perm(request.user, Perm.REVIEW),
             "reference": reference,
