@@ -112,9 +112,10 @@ def test_a_reviewer_disqualifies_reopens_and_checks_again(flagged_run, reviewer)
     client = client_for(reviewer)
     url = reverse("integrity-run", args=[flagged_run.pk])
     assert 'id="decide"' in client.get(url).content.decode()
-    assert reverse("integrity-run", args=[flagged_run.pk]) in client.get(
-        reverse("integrity-queue")
-    ).content.decode()
+    assert (
+        reverse("integrity-run", args=[flagged_run.pk])
+        in client.get(reverse("integrity-queue")).content.decode()
+    )
     client.post(url, {"decision": "disqualified", "reason": "typed the answers"})
     assert RunCheck.objects.get(run=flagged_run).status == RunCheck.Status.DISQUALIFIED
     client.post(url, {"decision": "reopen"})
@@ -160,9 +161,12 @@ def test_cancelling_others_runs_takes_the_permission(
     # A launch is private: the others do not even see it.
     assert api_for(bob).post(url).status_code == 404
     assert api_for(staff_without_permissions).post(url).status_code == 404
-    assert client_for(staff_without_permissions).post(
-        reverse("agent-run-cancel", args=[queued_agent_run.pk])
-    ).status_code == 404
+    assert (
+        client_for(staff_without_permissions)
+        .post(reverse("agent-run-cancel", args=[queued_agent_run.pk]))
+        .status_code
+        == 404
+    )
     assert AgentRun.objects.get(pk=queued_agent_run.pk).status == AgentRun.Status.QUEUED
     # Seeing every launch (runs.view_launch) is not cancelling them.
     watcher = bob
