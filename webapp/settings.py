@@ -101,6 +101,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "webapp.runs.context_processors.isolation",
+                "webapp.visibility.template_context",
                 "django.contrib.messages.context_processors.messages",
             ],
         },

@@ -140,6 +140,23 @@ def may(user, action: str, obj: Model) -> bool:
     return actionable(user, action, type(obj)._default_manager.filter(pk=obj.pk)).exists()
 
 
+def template_context(request) -> dict:
+    """``can``: what the person may do, for templates (``{% if can.review %}``), one flag
+    per ``Perm`` (lower case), asked only when a template reads it."""
+    from django.utils.functional import SimpleLazyObject
+
+    user = request.user
+    return {
+        "can": SimpleLazyObject(
+            lambda: {
+                name.lower(): has_perm(user, perm)
+                for name, perm in vars(Perm).items()
+                if not name.startswith("_")
+            }
+        )
+    }
+
+
 class VisibleInAdmin:
     """A ``ModelAdmin`` mixin: its lists, pages and actions hold only the rows the person
     may see by the rule above, so the admin's model permissions never show more."""

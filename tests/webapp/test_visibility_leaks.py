@@ -64,7 +64,7 @@ HERS = ["PRIVMARKUPLOAD", "PRIVMARKAGENTLOG"]
 REFERENCES = ["REFMARKPATH", "REFMARKSOURCE", "REFMARKCODE", "REFMARKNOTE", "REFMARKARCHIVE"]
 
 
-def _upload(owner, archive_name: str, group: str, files: dict[str, str], metadata: dict) -> Run:
+def upload_run(owner, archive_name: str, group: str, files: dict[str, str], metadata: dict) -> Run:
     """One uploaded run on COMPETITION with ``files`` (paths inside the run's folder),
     graded by hand with a medal."""
     base = f"{group}/{ab.run_id(COMPETITION, 0, owner.username)}"
@@ -127,7 +127,7 @@ def planted(django_user_model, media, settings):
     )
 
     # alice's unpublished experiment, and an agent run of hers.
-    alice_run = _upload(
+    alice_run = upload_run(
         users["alice"],
         "PRIVMARKUPLOAD.zip",
         "2024-10-01_run-group_PRIVMARKGROUP",
@@ -144,7 +144,7 @@ def planted(django_user_model, media, settings):
     )
 
     # bob's published run copies alice's code and the reference (names changed).
-    bob_run = _upload(
+    bob_run = upload_run(
         users["bob"],
         "bob-runs.zip",
         "2024-10-02_run-group_bob",
@@ -387,10 +387,10 @@ def test_the_checked_runs_owner_reads_what_they_may(planted):
     assert "a run you cannot see" in page and 'id="peer-private"' in page
     assert "similar to the reference code" in page
     reasons = client.get(f"/api/runs/{bob_run.pk}/").json()["integrity"]["reasons"]
-    assert any("similar to a run you cannot see of another owner" in r for r in reasons)
+    assert any("similar to a run you cannot see, another owner's" in r for r in reasons)
     assert not re.search(rf"\brun {planted['alice_run'].pk}\b", " ".join(reasons))
     reviewer = Client()
     reviewer.force_login(planted["users"]["reviewer"])
     page = reviewer.get(f"/integrity/runs/{bob_run.pk}/").content.decode()
     assert "PRIVMARKEXP" in page and "REFMARKPATH/solution.py" in page
-    assert f"run {planted['alice_run'].pk} (PRIVMARKEXP, alice)" in page
+    assert f"run {planted['alice_run'].pk} of PRIVMARKEXP by alice" in page

@@ -72,8 +72,8 @@ def _percent(value) -> str:
 
 def run_label(run: Run) -> str:
     """A run named for whom may see it: its id, experiment and owner."""
-    owner = run.experiment.owner.username if run.experiment.owner_id else "no owner"
-    return f"run {run.pk} ({run.experiment.name}, {owner})"
+    owner = f" by {run.experiment.owner.username}" if run.experiment.owner_id else ""
+    return f"run {run.pk} of {run.experiment.name}{owner}"
 
 
 def reason_text(fact, viewer: Viewer) -> str:
@@ -91,11 +91,13 @@ def reason_text(fact, viewer: Viewer) -> str:
         )
     if kind == PEER:
         other = viewer.run(fact.get("run"))
-        named = run_label(other) if other is not None else "a run you cannot see"
-        return (
-            f"{_percent(fact['similarity'])} similar to {named} of another owner "
-            f"(threshold {_percent(fact['threshold'])})"
-        )
+        if other is not None:
+            named = f"another owner's {run_label(other)}"
+        elif viewer.all_runs:  # sees every run: this one is gone
+            named = "another owner's run, since deleted"
+        else:
+            named = "a run you cannot see, another owner's"
+        return f"{_percent(fact['similarity'])} similar to {named} (threshold {_percent(fact['threshold'])})"
     if kind == RULE:
         count = int(fact["findings"])
         return f"{fact['check'].replace('_', ' ')}: {count} finding{'s' if count != 1 else ''}"

@@ -473,6 +473,11 @@ def integrity_counts(experiment_id: int) -> dict[str, int]:
     }
 
 
+def run_check_of(run: Run) -> RunCheck:
+    """The run's check, made (not checked) when it has none yet."""
+    return RunCheck.objects.get_or_create(run=run)[0]
+
+
 def run_checks_visible_to(user):
     """The checks of the runs ``user`` may see (``webapp.visibility``)."""
     return visible_to(user, RunCheck.objects.all())

@@ -74,8 +74,9 @@ def _check_or_404(user, run_id: int):
     if ref is None:
         raise Http404("No such run.")
     check = (
-        RunCheck.objects.filter(run_id=run_id)
-        .select_related("reference__corpus", "peer_run__experiment", "decided_by", "corpus")
+        services.run_checks_visible_to(user)
+        .filter(run_id=run_id)
+        .select_related("reference__corpus", "decided_by", "corpus")
         .first()
     )
     return ref, check
@@ -114,7 +115,6 @@ def run_check_page(request, run_id: int):
             "sees_references": viewer.references,
             "sees_all_runs": viewer.all_runs,
             "may_review": may(request.user, "review", ref.run),
-            "sees_queue": has_perm(request.user, Perm.REVIEW),
             "reference": reference,
             "peer": peer,
             "peer_side_by_side": side_by_side,
@@ -138,7 +138,7 @@ def _decide(request, ref, check):
         messages.success(request, "The checks will run again in a moment.")
         return redirect("integrity-run", run_id=ref.run.pk)
     if check is None:
-        check, _ = RunCheck.objects.get_or_create(run=ref.run)
+        check = services.run_check_of(ref.run)
     try:
         services.run_check_decide(
             check.pk,

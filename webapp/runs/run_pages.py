@@ -75,10 +75,11 @@ def integrity_of(ref: RunRef, user) -> dict | None:
     Its reasons are told as ``user`` may read them (``webapp.integrity.reasons``)."""
     from webapp.integrity.models import RunCheck
     from webapp.integrity.reasons import Viewer, reasons_for
+    from webapp.integrity.services import run_checks_visible_to
 
     if ref.run is None:
         return None
-    check = RunCheck.objects.filter(run_id=ref.run.pk).first()
+    check = run_checks_visible_to(user).filter(run_id=ref.run.pk).first()
     if check is None:
         return {
             "status": RunCheck.Status.NOT_CHECKED,
