@@ -222,9 +222,19 @@ QUERIES = {
     "api-run-timeline-result": ["?file=logs/run.log"],
     "api-run-timeline-agent": ["?file=logs/events.jsonl"],
     "api-run-trajectory-result": ["?compact=1"],
-    "api-run-file-result": ["?highlight=1"],
-    "api-run-file-agent": ["?highlight=1"],
 }
+HIGHLIGHTED = ("api-run-file-result", "api-run-file-agent")  # code files: also ?highlight=1
+
+
+# The objects a route's id most likely names, by a word of its name (the ids of every
+# planted object for a route none of these words names).
+HINTS = (
+    ("agent", AgentRun),
+    ("run", Run),
+    ("experiment", Experiment),
+    ("upload", Upload),
+    ("launch", Launch),
+)
 
 
 def routes(planted) -> list[str]:
@@ -268,7 +278,10 @@ def routes(planted) -> list[str]:
     for name, entry in _patterns(get_resolver().url_patterns):
         params = _params(entry)
         model_admin = getattr(entry.callback, "model_admin", None)
-        own_ids = planted_objects.get(getattr(model_admin, "model", None), ids) or ids
+        if model_admin is not None:
+            own_ids = planted_objects.get(model_admin.model) or ids
+        else:
+            own_ids = next((planted_objects[m] for word, m in HINTS if word in name), ids)
         choices = []
         for param in params:
             if param == "content_type_id":
@@ -290,6 +303,8 @@ def routes(planted) -> list[str]:
             urls.append(url)
             for query in QUERIES.get(name, []):
                 urls.append(url + query.format(**placeholders))
+            if name in HIGHLIGHTED and url.endswith(".py"):
+                urls.append(url + "?highlight=1")
     return list(dict.fromkeys(urls))
 
 

@@ -168,6 +168,8 @@ class ScaffoldTemplateAdmin(admin.ModelAdmin):
         return obj.text.count("\n") + 1
 
     def save_model(self, request, obj, form, change):
+        before = ScaffoldTemplate.objects.filter(pk=obj.pk).values_list("scaffold_id", flat=True)
+        moved_from = before.first() if change else None
         services.scaffold_template_store(
             form.cleaned_data["scaffold"],
             form.cleaned_data["path"],
@@ -176,6 +178,8 @@ class ScaffoldTemplateAdmin(admin.ModelAdmin):
             user=request.user,
             template=obj,
         )
+        if moved_from is not None and moved_from != obj.scaffold_id:
+            services.check_scaffold_again(moved_from)
         messages.info(
             request,
             f"The graded runs of {obj.scaffold} are being checked again with this template set "
