@@ -49,22 +49,29 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
-def sync_groups(using: str = "default") -> None:
-    """Make each declared group exist and hold its declared permissions."""
+def sync_groups(using: str = "default") -> list[str]:
+    """Make each declared group exist and hold its declared permissions. Returns the
+    permissions not found: those of models not migrated yet (a partial ``migrate``; the
+    next one adds them). tests/webapp/test_permissions.py checks that none is missing
+    once everything is migrated, so a misspelt one does not pass unnoticed."""
     from django.contrib.auth.models import Group, Permission
 
+    missing = []
     for name, perms in GROUPS.items():
         group, _ = Group.objects.using(using).get_or_create(name=name)
         wanted = set()
         for perm in perms:
             app_label, codename = perm.split(".")
-            found = Permission.objects.using(using).filter(
-                content_type__app_label=app_label, codename=codename
+            found = list(
+                Permission.objects.using(using)
+                .filter(content_type__app_label=app_label, codename=codename)
+                .values_list("pk", flat=True)
             )
-            wanted.update(found.values_list("pk", flat=True))
-            if not found.exists():
-                raise LookupError(f"group {name}: no permission {perm} (a typo, or a model gone?)")
+            wanted.update(found)
+            if not found:
+                missing.append(perm)
         group.permissions.add(*wanted)
+    return missing
 
 
 def _after_migrate(sender, app_config=None, using="default", apps=None, **kwargs) -> None:
