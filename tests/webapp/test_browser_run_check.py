@@ -5,7 +5,7 @@ reviewer reads both side by side, whose they are, and decides."""
 
 import pytest
 
-from tests.webapp.test_visibility_leaks import planted  # noqa: F401 (a fixture)
+from tests.webapp.test_visibility_leaks import OWNER, planted  # noqa: F401 (a fixture)
 
 from .conftest import shot
 from .test_browser_flows import sign_in
@@ -34,7 +34,7 @@ def test_the_check_page_as_the_owner_and_as_a_reviewer(browser, live_server, pla
     assert owner.locator(".side-by-side").count() == 0
     assert owner.locator("#decide").count() == 0
     body = owner.locator("body").inner_text()
-    for secret in ("PRIVMARK", "REFMARK", "alice", f"run {alice_run.pk}"):
+    for secret in ("PRIVMARK", "privmark", "REFMARK", f"run {alice_run.pk}"):
         assert secret not in body, secret
     assert no_horizontal_overflow(owner)
     shot(owner, "integrity-check-owner")
@@ -46,7 +46,7 @@ def test_the_check_page_as_the_owner_and_as_a_reviewer(browser, live_server, pla
     assert reviewer.locator("#peers .side-by-side").is_visible()
     assert "REFMARKPATH/solution.py" in reviewer.locator("#similarity").inner_text()
     peer = reviewer.locator("#peer-run")
-    assert peer.inner_text() == f"run {alice_run.pk} of PRIVMARKEXP by alice"
+    assert peer.inner_text() == f"run {alice_run.pk} of PRIVMARKEXP by {OWNER}"
     assert reviewer.locator("#peer-filter").is_visible()
     assert reviewer.locator("#decide button[value=disqualified]").is_visible()
     assert no_horizontal_overflow(reviewer)

@@ -51,7 +51,9 @@ COMPETITION = "spaceship-titanic"
 # Markers of alice's private experiment (reviewers see every experiment), of her upload
 # and her agent run (hers alone among the people walking), and of the reference code
 # (reviewers' material).
+OWNER = "alice_privmarkuser"  # her user name: whose an experiment is, is private too
 EXPERIMENT = [
+    "privmarkuser",
     "PRIVMARKEXP",
     "PRIVMARKSCAFFOLD",
     "PRIVMARKMODEL",
@@ -100,8 +102,8 @@ def upload_run(owner, archive_name: str, group: str, files: dict[str, str], meta
 def planted(django_user_model, media, settings):
     catalogue_sync()
     users = {
-        name: django_user_model.objects.create_user(name, password=f"pw-{name}-123")
-        for name in ("alice", "bob", "carol")
+        name: django_user_model.objects.create_user(username, password=f"pw-{name}-123")
+        for name, username in (("alice", OWNER), ("bob", "bob"), ("carol", "carol"))
     }
     users["reviewer"] = django_user_model.objects.create_user(
         "rita", password="pw-rita-123", is_staff=True
@@ -408,4 +410,4 @@ def test_the_checked_runs_owner_reads_what_they_may(planted):
     reviewer.force_login(planted["users"]["reviewer"])
     page = reviewer.get(f"/integrity/runs/{bob_run.pk}/").content.decode()
     assert "PRIVMARKEXP" in page and "REFMARKPATH/solution.py" in page
-    assert f"run {planted['alice_run'].pk} of PRIVMARKEXP by alice" in page
+    assert f"run {planted['alice_run'].pk} of PRIVMARKEXP by {OWNER}" in page
