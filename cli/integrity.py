@@ -3,8 +3,10 @@ rule-violation checks on files (see ``benchmark.integrity``).
 
 ``similarity`` compares every code file under ``--submissions`` with every one under
 ``--references`` (``.py``, ``.ipynb``, ``.R``) as Dolos does and prints the pairs at or
-above ``--threshold``; ``integrity`` prints the findings of the rule-violation detectors
-on a run folder (its ``code/`` and ``logs/``).
+above ``--threshold``. ``--max-fingerprint-percentage`` and ``--ignore`` are Dolos' ``-M``
+and ``-i``: fingerprints in more than that fraction of all the files compared (both
+folders), and those of a template file, are ignored. ``integrity`` prints the findings of
+the rule-violation detectors on a run folder (its ``code/`` and ``logs/``).
 
 Exit codes: 0 (also when something was found: the output says what), 2 a usage problem.
 """
@@ -32,6 +34,20 @@ def register(subparsers) -> None:
     sim.add_argument("--references", required=True, type=Path, metavar="DIR")
     sim.add_argument("--submissions", required=True, type=Path, metavar="DIR")
     sim.add_argument("--threshold", type=float, default=0.6, help="default: 0.6")
+    sim.add_argument(
+        "--max-fingerprint-percentage",
+        type=float,
+        metavar="FRACTION",
+        help="ignore fingerprints found in more than this fraction (above 0, at most 1) of "
+        "all the files compared, as Dolos' maxFingerprintPercentage: code most files share "
+        "(a scaffold's boilerplate) then says nothing. Needs three files or more.",
+    )
+    sim.add_argument(
+        "--ignore",
+        type=Path,
+        metavar="FILE",
+        help="template code whose fingerprints are ignored (Dolos' ignored file)",
+    )
     sim.add_argument("--format", choices=("json", "text"), default="json")
     sim.set_defaults(handler=cmd_similarity)
 
@@ -62,6 +78,44 @@ def _code_files(root: Path) -> dict[str, str]:
     return files
 
 
+def _template(path: Path | None) -> dict[str, str]:
+    if path is None:
+        return {}
+    if not path.is_file() or path.suffix.lower() not in CODE_SUFFIXES:
+        raise CommandError(f"--ignore {path}: not a .py, .ipynb or .R file")
+    try:
+        return {path.name: path.read_text(encoding="utf-8", errors="replace")}
+    except OSError as error:
+        raise CommandError(f"cannot read {path}: {error.strerror}") from None
+
+
+def _ignored(args, submissions: dict[str, str], references: dict[str, str]) -> frozenset[int]:
+    """The hashes Dolos would ignore with ``-M`` over every file compared and ``-i``."""
+    from benchmark.integrity.common_code import (
+        FingerprintShareRefused,
+        check_fraction,
+        shared_code_filter,
+    )
+    from benchmark.integrity.winnowing import file_fingerprints
+
+    fraction = args.max_fingerprint_percentage
+    files = [*submissions.items(), *references.items()]
+    if fraction is not None:
+        try:
+            check_fraction(fraction)
+        except FingerprintShareRefused as error:
+            raise CommandError(f"--max-fingerprint-percentage: {error}") from None
+        if len(files) < 3:
+            raise CommandError(
+                "--max-fingerprint-percentage needs three files or more: with two, every "
+                "shared fingerprint is in all of them (Dolos refuses it too)"
+            )
+    documents = [[file_fingerprints(name, text)] for name, text in files]
+    return shared_code_filter(
+        documents, fraction, _template(args.ignore), minimum_to_keep_pairs=False
+    ).ignored
+
+
 def cmd_similarity(args: argparse.Namespace) -> int:
     from benchmark.integrity.winnowing import compare_corpus
 
@@ -69,7 +123,8 @@ def cmd_similarity(args: argparse.Namespace) -> int:
         raise CommandError("--threshold must be between 0 and 1")
     references = _code_files(args.references)
     submissions = _code_files(args.submissions)
-    matches = compare_corpus(submissions, references, threshold=args.threshold)
+    ignored = _ignored(args, submissions, references)
+    matches = compare_corpus(submissions, references, threshold=args.threshold, ignored=ignored)
     if args.format == "json":
         print(json.dumps([m.as_dict() for m in matches], indent=2))
         return 0

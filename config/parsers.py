@@ -75,6 +75,14 @@ def parse_positive_float(text: str) -> float:
     return value
 
 
+def parse_share(text: str) -> float:
+    """A share above 0 and at most 1."""
+    value = parse_float(text)
+    if not 0 < value <= 1:
+        raise ValueError("expected a fraction above 0 and at most 1")
+    return value
+
+
 def parse_fraction(text: str) -> float:
     """A number from 0 to 1."""
     value = parse_float(text)

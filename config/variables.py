@@ -856,6 +856,18 @@ VARIABLES: tuple[Variable, ...] = (
         INTEGRITY,
     ),
     Variable(
+        "MLEBOARD_PEER_MAX_FINGERPRINT_PERCENTAGE",
+        p.parse_share,
+        0.5,
+        "0.5",
+        "a run's peer comparison (with other owners' runs on the competition) sets aside code "
+        "found in the runs of more than this share of the owners with runs there (Dolos' "
+        "`maxFingerprintPercentage`; a fraction above 0, at most 1; 1 sets nothing aside), so "
+        "a scaffold's boilerplate does not flag honest runs; applied once there are enough "
+        "owners to keep what two of them share (4 at 0.5)",
+        INTEGRITY,
+    ),
+    Variable(
         "MLEBOARD_INTEGRITY_LLM_BASE_URL",
         p.url_with_scheme("http", "https"),
         "",

@@ -115,6 +115,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "webapp.runs.context_processors.isolation",
                 "webapp.accounts.context_processors.signup",
+                "webapp.visibility.template_context",
                 "django.contrib.messages.context_processors.messages",
             ],
         },
@@ -388,6 +389,10 @@ UPLOAD_BYTES_PER_DAY = env("MLEBOARD_UPLOAD_BYTES_PER_DAY")
 # A run whose code is this similar (Dolos' measure, 0-1) to a reference or to another
 # owner's run is flagged for review (MLE-bench's 60%).
 MLEBOARD_SIMILARITY_THRESHOLD = env("MLEBOARD_SIMILARITY_THRESHOLD")
+# Peer comparisons set aside code shared by more than this share of the owners with runs
+# on the competition (Dolos' maxFingerprintPercentage; 1: nothing set aside), so that a
+# scaffold's boilerplate does not flag honest runs. Reference comparisons ignore nothing.
+MLEBOARD_PEER_MAX_FINGERPRINT_PERCENTAGE = env("MLEBOARD_PEER_MAX_FINGERPRINT_PERCENTAGE")
 # The optional LLM judge of MLE-bench's three rule questions: any OpenAI-compatible
 # endpoint. Off unless a base URL and a model are given.
 MLEBOARD_INTEGRITY_LLM_BASE_URL = env("MLEBOARD_INTEGRITY_LLM_BASE_URL")

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from webapp import api_docs
+from webapp import admin_links, api_docs
 from webapp.competitions import views as competition_views
 from webapp.results import analysis_pages, upload_views
 from webapp.results import views as result_views
@@ -41,6 +41,12 @@ urlpatterns = [
     # then allauth's: sign-up, email verification, password reset, email addresses.
     path("accounts/", include("webapp.accounts.urls")),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Before the admin's own: its "view on site" redirect obeys the visibility rule.
+    path(
+        "admin/r/<int:content_type_id>/<path:object_id>/",
+        admin.site.admin_view(admin_links.view_on_site),
+        name="admin-view-on-site",
+    ),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("webapp.api_urls")),

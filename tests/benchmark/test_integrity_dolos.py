@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmark.integrity import winnowing
 from benchmark.integrity.winnowing import python_tokens, similarity
 from tests.benchmark.integrity_corpus import PAIRS
+from tests.benchmark.scaffold_corpus import SOLUTIONS, TEMPLATE
 
 ROOT = Path(__file__).resolve().parents[2]
 DOLOS_DIR = ROOT / "tools" / "dolos"
@@ -74,3 +76,78 @@ def test_token_streams_are_dolos_own():
     answer = _dolos({"tokens": texts})
     for text, tokens in zip(texts, answer["tokens"], strict=True):
         assert python_tokens(text)[0] == tokens
+
+
+# ---------------------------------------------------------------- ignored fingerprints
+
+
+def _corpus_folders(tmp_path, split: int = 9) -> tuple[Path, Path, list[tuple[str, str]]]:
+    """The scaffold corpus as two folders, and its files in the order Dolos is given them
+    (the submissions, then the references, each in name order: Dolos' left file of a
+    pair is the earlier one, and the CLI's the submission)."""
+    names = sorted(SOLUTIONS)
+    subs, refs = tmp_path / "subs", tmp_path / "refs"
+    for folder, chosen in ((subs, names[:split]), (refs, names[split:])):
+        folder.mkdir()
+        for name in chosen:
+            (folder / name).write_text(SOLUTIONS[name], encoding="utf-8")
+    order = [(n, SOLUTIONS[n]) for n in names[:split]] + [(n, SOLUTIONS[n]) for n in names[split:]]
+    return subs, refs, order
+
+
+def _cli_pairs(capsys, subs, refs, *options) -> dict[tuple[str, str], dict]:
+    from cli import main as cli
+
+    argv = ["similarity", "--submissions", str(subs), "--references", str(refs)]
+    assert cli.main([*argv, "--threshold", "0", *options]) == 0
+    return {(m["submission"], m["reference"]): m for m in json.loads(capsys.readouterr().out)}
+
+
+@pytest.mark.parametrize("fraction", [0.3, 0.5, 0.8])
+def test_max_fingerprint_percentage_agrees_with_dolos(tmp_path, capsys, fraction):
+    """``mleboard similarity --max-fingerprint-percentage`` against Dolos analysing the
+    same files with the same maxFingerprintPercentage: every submission x reference pair
+    within 0.02 (the same fragments too)."""
+    subs, refs, order = _corpus_folders(tmp_path)
+    ours = _cli_pairs(capsys, subs, refs, "--max-fingerprint-percentage", str(fraction))
+    files = [{"path": name, "text": text} for name, text in order]
+    answer = _dolos({"corpora": [{"files": files, "maxFingerprintPercentage": fraction}]})
+    submissions = {p.name for p in subs.iterdir()}
+    compared = 0
+    for pair in answer["corpora"][0]:
+        if pair["left"] not in submissions or pair["right"] in submissions:
+            continue  # Dolos pairs every two files; the command, submissions with references
+        match = ours[(pair["left"], pair["right"])]
+        assert abs(match["similarity"] - pair["similarity"]) <= TOLERANCE, (pair, match)
+        assert sorted((f["a_lines"], f["b_lines"]) for f in match["fragments"]) == sorted(
+            (f["a"], f["b"]) for f in pair["fragments"]
+        )
+        compared += 1
+    assert compared == len(ours) == 9 * (len(SOLUTIONS) - 9)
+
+
+def test_an_ignored_template_agrees_with_dolos(tmp_path, capsys):
+    subs, refs, order = _corpus_folders(tmp_path)
+    template = tmp_path / "template.py"
+    template.write_text(TEMPLATE, encoding="utf-8")
+    ours = _cli_pairs(capsys, subs, refs, "--ignore", str(template))
+    files = [{"path": name, "text": text} for name, text in order]
+    answer = _dolos({"corpora": [{"files": files, "ignore": TEMPLATE}]})
+    submissions = {p.name for p in subs.iterdir()}
+    worst = max(
+        abs(ours[(p["left"], p["right"])]["similarity"] - p["similarity"])
+        for p in answer["corpora"][0]
+        if p["left"] in submissions and p["right"] not in submissions
+    )
+    assert worst <= TOLERANCE
+
+
+def test_the_pinned_dolos_still_takes_the_left_files_ignored_count_twice():
+    """dolos-core 1.2.1's Pair takes the left file's number of ignored fingerprints for
+    the right file too; ``winnowing.DOLOS_RIGHT_IGNORED_FROM_LEFT`` follows it. When a
+    Dolos with the upstream fix is pinned, this fails: set that constant to False."""
+    names = sorted(SOLUTIONS)
+    files = [{"path": n, "text": SOLUTIONS[n]} for n in names]
+    answer = _dolos({"corpora": [{"files": files, "maxFingerprintPercentage": 0.5}]})
+    differ = [p for p in answer["corpora"][0] if abs(p["similarity"] - p["fixed"]) > 1e-9]
+    assert bool(differ) == winnowing.DOLOS_RIGHT_IGNORED_FROM_LEFT

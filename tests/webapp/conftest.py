@@ -104,6 +104,34 @@ def bob(django_user_model):
     return django_user_model.objects.create_user("bob", password="pw-bob-123")
 
 
+def member_of(django_user_model, group: str, username: str, password: str = "", **fields):
+    """A user in one of the site's groups (``webapp.roles``), with nothing else."""
+    from django.contrib.auth.models import Group
+
+    password = password or f"pw-{username}-123"
+    user = django_user_model.objects.create_user(username, password=password, **fields)
+    user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def reviewer(django_user_model):
+    """A reviewer (the reviewers group): not staff, no other right."""
+    return member_of(django_user_model, "reviewers", "rita")
+
+
+@pytest.fixture
+def operator(django_user_model):
+    """An operator (the operators group): not staff, no other right."""
+    return member_of(django_user_model, "operators", "otto")
+
+
+@pytest.fixture
+def staff_without_permissions(django_user_model):
+    """The admin's staff flag and nothing else: may act on nothing."""
+    return django_user_model.objects.create_user("stan", password="pw-stan-123", is_staff=True)
+
+
 @pytest.fixture
 def demo_leaderboards(tmp_path, settings):
     """The four demo competitions built (one seed of each reference agent), in the

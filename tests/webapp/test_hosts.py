@@ -16,6 +16,7 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
+from tests.webapp.conftest import member_of
 from webapp.competitions.models import Competition
 from webapp.results.models import Experiment
 from webapp.results.services import agent_get_or_create
@@ -301,7 +302,7 @@ def test_runs_are_routed_by_what_they_need():
 
 
 @pytest.mark.django_db
-def test_api_hosts_shows_every_host_to_staff():
+def test_api_hosts_shows_every_host_to_operators():
     up = make_host("up-host", beat_age_s=2)
     make_host("down-host", gpus=(), state=RunHost.State.DOWN, note="no heartbeat since then")
     (run,) = make_runs(1, gpus=1)
@@ -311,9 +312,16 @@ def test_api_hosts_shows_every_host_to_staff():
     plain = Client()
     plain.force_login(User.objects.create_user("plain"))
     assert plain.get("/api/hosts/").status_code == 403
-    assert plain.get("/hosts/").status_code == 302  # to the admin's login
+    assert plain.get("/hosts/").status_code == 403
+    assert Client().get("/hosts/").status_code == 302  # to the login page
+    # The staff flag alone is not the permission.
+    flagged = Client()
+    flagged.force_login(User.objects.create_user("flagged", is_staff=True))
+    assert flagged.get("/api/hosts/").status_code == 403
+    assert flagged.get("/hosts/").status_code == 403
+    assert flagged.get("/admin/runs/runhost/").status_code == 403
     staff = Client()
-    staff.force_login(User.objects.create_user("ops", is_staff=True))
+    staff.force_login(member_of(User, "operators", "ops"))
     body = staff.get("/api/hosts/").json()
     by_name = {h["name"]: h for h in body["hosts"]}
     assert set(by_name) == {"up-host", "down-host"}

@@ -12,7 +12,7 @@ from webapp.runs import capacity
 from webapp.runs.models import AgentRun, HostClaim, RunHost
 from webapp.sweeper import sweep
 
-from .conftest import shot, wait_for
+from .conftest import member_of, shot, wait_for
 from .test_hosts import GiB, kill_group, make_host, make_runs, start_run_host
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -22,7 +22,7 @@ def test_hosts_page_shows_a_host_going_down(page, live_server, tmp_path, setting
     from django.contrib.auth.models import User
 
     settings.MLEBOARD_STALE_AFTER_S = 4
-    User.objects.create_user("ops", password="pw-ops-123456", is_staff=True)
+    member_of(User, "operators", "ops", password="pw-ops-123456")
     proc = start_run_host(
         tmp_path,
         "gpu-node-1",

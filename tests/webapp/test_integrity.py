@@ -42,11 +42,6 @@ def catalogue():
     catalogue_sync()
 
 
-@pytest.fixture
-def staff(django_user_model):
-    return django_user_model.objects.create_user("rita", password="pw-rita-123", is_staff=True)
-
-
 def graded_upload(owner, codes: dict[str, str], *, medal=True, metadata=None) -> list[Run]:
     """An uploaded run group, one run per (competition, code), graded by hand (each with
     a medal unless ``medal`` is False). Returns its runs in the order given."""
@@ -189,7 +184,12 @@ def test_a_run_similar_to_another_owners_run_is_flagged(alice, bob):
     check = services.run_check(ours.pk)
     assert check.status == RunCheck.Status.FLAGGED
     assert check.peer_run_id == theirs.pk and check.peer_similarity >= 0.6
-    assert any("another owner" in r for r in check.reasons)
+    assert check.reasons == [
+        {"kind": "peer", "similarity": check.peer_similarity, "threshold": 0.6, "run": theirs.pk}
+    ]
+    # Two owners only: the shared-code share cannot apply (it would set aside everything
+    # two runs share), and the check says so.
+    assert check.peer_filter["applied"] is False and check.peer_filter["owners"] == 2
     # The same owner's runs are not compared with each other.
     (mine,) = graded_upload(bob, {OTHER: cases.CLEAN})
     assert services.run_check(mine.pk).peer_run_id is None
@@ -203,26 +203,26 @@ def test_a_run_without_code_or_logs_stays_not_checked(alice, settings):
     assert "nothing to check" in check.note
 
 
-def test_a_decision_is_kept_when_the_run_is_checked_again(alice, staff):
+def test_a_decision_is_kept_when_the_run_is_checked_again(alice, reviewer):
     add_references()
     (run,) = graded_upload(alice, {COMPETITION: cases.COPIED})
     check = services.run_check(run.pk)
-    services.run_check_decide(check.pk, decision="reviewed_ok", reason="own code", user=staff)
+    services.run_check_decide(check.pk, decision="reviewed_ok", reason="own code", user=reviewer)
     again = services.run_check(run.pk)
     assert again.status == RunCheck.Status.REVIEWED_OK and again.decision_reason == "own code"
-    assert again.decided_by == staff
+    assert again.decided_by == reviewer
 
 
-def test_a_decision_needs_a_reason_and_a_known_value(alice, staff):
+def test_a_decision_needs_a_reason_and_a_known_value(alice, reviewer):
     (run,) = graded_upload(alice, {COMPETITION: cases.LITERAL})
     check = services.run_check(run.pk)
     with pytest.raises(services.DecisionRefused, match="say why"):
-        services.run_check_decide(check.pk, decision="disqualified", reason=" ", user=staff)
+        services.run_check_decide(check.pk, decision="disqualified", reason=" ", user=reviewer)
     with pytest.raises(services.DecisionRefused):
-        services.run_check_decide(check.pk, decision="banned", reason="x", user=staff)
+        services.run_check_decide(check.pk, decision="banned", reason="x", user=reviewer)
 
 
-def test_disqualifying_a_run_takes_its_medal_out_of_the_figures(alice, staff):
+def test_disqualifying_a_run_takes_its_medal_out_of_the_figures(alice, reviewer):
     runs = graded_upload(alice, {COMPETITION: cases.LITERAL, OTHER: cases.CLEAN})
     experiment = runs[0].experiment
     Experiment.objects.filter(pk=experiment.pk).update(is_published=True)
@@ -239,7 +239,7 @@ def test_disqualifying_a_run_takes_its_medal_out_of_the_figures(alice, staff):
 
     check = RunCheck.objects.get(run=runs[0])
     services.run_check_decide(
-        check.pk, decision="disqualified", reason="typed the answers", user=staff
+        check.pk, decision="disqualified", reason="typed the answers", user=reviewer
     )
     assert Experiment.objects.get(pk=experiment.pk).figures_due_since is not None
     assert any_medal() == 50.0
@@ -248,7 +248,7 @@ def test_disqualifying_a_run_takes_its_medal_out_of_the_figures(alice, staff):
     # The report itself is kept as graded; only the figures count it as no medal.
     assert GradeReport.objects.get(run=runs[0]).any_medal is True
 
-    services.run_check_decide(check.pk, decision="reopen", reason="", user=staff)
+    services.run_check_decide(check.pk, decision="reopen", reason="", user=reviewer)
     assert any_medal() == 100.0
 
 
@@ -408,7 +408,7 @@ def test_the_llm_judge_answers_when_configured(alice, fake_judge):
     runs = graded_upload(alice, {COMPETITION: cases.LLM_CALL, OTHER: cases.CLEAN})
     llm, clean = (services.run_check(r.pk) for r in runs)
     assert llm.llm_review["answers"]["external_llm"]["answer"] == "yes"
-    assert "LLM review says yes to external llm" in llm.reasons
+    assert {"kind": "llm", "question": "external_llm"} in llm.reasons
     assert clean.llm_review["answers"]["external_llm"]["answer"] == "no"
     assert clean.status == RunCheck.Status.CLEAN
     assert FakeJudge.seen[0]["auth"] == "Bearer sk-fake-judge"
@@ -427,22 +427,29 @@ def test_an_unreachable_judge_is_said_not_fatal(alice, settings):
 # ---------------------------------------------------------------- pages
 
 
-def test_the_check_page_shows_fragments_side_by_side(client, alice, staff):
+def test_the_check_page_shows_fragments_side_by_side_to_reviewers(client, alice, reviewer):
     add_references()
     (run,) = graded_upload(alice, {COMPETITION: cases.COPIED})
     services.run_check(run.pk)
     client.force_login(alice)
     page = client.get(reverse("integrity-run", args=[run.pk])).content.decode()
-    assert "top-1/solution.py" in page and 'class="ln frag c0"' in page
+    # The owner reads the figure; reference code is reviewers' material.
+    assert 'id="similarity-value"' in page and 'id="references-private"' in page
+    assert "top-1/solution.py" not in page and "kaggle.com/code" not in page
+    assert 'class="ln frag' not in page
+    assert "% similar to the reference code (threshold 60%)" in page
     assert "LLM review not configured." in page
-    assert 'id="decide"' not in page  # only staff decide
+    assert 'id="decide"' not in page  # only reviewers decide
     assert (
-        client.post(reverse("integrity-run", args=[run.pk]), {"decision": "x"}).status_code == 404
+        client.post(reverse("integrity-run", args=[run.pk]), {"decision": "x"}).status_code == 403
     )
     run_page = client.get(reverse("run-page-result", args=[run.pk])).content.decode()
     assert 'id="integrity-status">flagged' in run_page
 
-    client.force_login(staff)
+    client.force_login(reviewer)
+    page = client.get(reverse("integrity-run", args=[run.pk])).content.decode()
+    assert "top-1/solution.py" in page and 'class="ln frag c0"' in page
+    assert "kaggle.com/code/someone/top-1" in page
     queue = client.get(reverse("integrity-queue")).content.decode()
     assert reverse("integrity-run", args=[run.pk]) in queue
     response = client.post(
@@ -451,14 +458,14 @@ def test_the_check_page_shows_fragments_side_by_side(client, alice, staff):
     )
     assert response.status_code == 302
     check = RunCheck.objects.get(run=run)
-    assert check.status == RunCheck.Status.DISQUALIFIED and check.decided_by == staff
+    assert check.status == RunCheck.Status.DISQUALIFIED and check.decided_by == reviewer
 
 
 def test_the_check_page_is_private_to_who_may_see_the_run(client, alice, bob):
     (run,) = graded_upload(alice, {COMPETITION: cases.CLEAN})
     client.force_login(bob)
     assert client.get(reverse("integrity-run", args=[run.pk])).status_code == 404
-    assert client.get(reverse("integrity-queue")).status_code == 302  # staff only
+    assert client.get(reverse("integrity-queue")).status_code == 403  # reviewers only
 
 
 # ---------------------------------------------------------------- commands

@@ -83,6 +83,8 @@ class RunCheck(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     checked_at = models.DateTimeField(null=True, blank=True)
     note = models.TextField(blank=True)
+    # Why it was flagged, as facts (webapp.integrity.reasons), told to each viewer as
+    # they may read them: never sentences naming others' work.
     reasons = models.JSONField(default=list, blank=True)
     threshold = models.FloatField(null=True, blank=True)
     corpus = models.ForeignKey(
@@ -103,6 +105,9 @@ class RunCheck(models.Model):
     )
     peer_run_file = models.CharField(max_length=500, blank=True)
     peer_fragments = models.JSONField(default=list, blank=True)
+    # What the peer comparison set aside as shared code (benchmark.integrity.common_code's
+    # SharedCodeFilter.as_dict(), with "owners" and "runs" compared).
+    peer_filter = models.JSONField(default=dict, blank=True)
     findings = models.JSONField(default=list, blank=True)
     files_checked = models.PositiveIntegerField(default=0)
     llm_review = models.JSONField(default=dict, blank=True)
@@ -114,6 +119,9 @@ class RunCheck(models.Model):
 
     class Meta:
         verbose_name = "run check"
+        permissions = [
+            ("review_runcheck", "Can review run checks: disqualify, reopen, check again")
+        ]
 
     def __str__(self) -> str:
         return f"run {self.run_id}: {self.get_status_display()}"
@@ -121,6 +129,37 @@ class RunCheck(models.Model):
     @property
     def decided(self) -> bool:
         return self.status in (self.Status.REVIEWED_OK, self.Status.DISQUALIFIED)
+
+
+class ScaffoldTemplate(models.Model):
+    """Code every run of a scaffold starts from (its prompt's example script, its
+    skeleton): when runs are compared with other owners' runs, fingerprints of the
+    templates of both runs' scaffolds are set aside (Dolos' ignored file), so sharing it
+    says nothing. Reference comparisons do not use it."""
+
+    scaffold = models.ForeignKey(
+        "results.Scaffold", on_delete=models.CASCADE, related_name="templates"
+    )
+    path = models.CharField(
+        max_length=300, help_text="A file name ending in .py, .ipynb or .R: it gives the language."
+    )
+    text = models.TextField()
+    note = models.TextField(blank=True, help_text="Where this template comes from.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "scaffold template code"
+        verbose_name_plural = "scaffold template code"
+        ordering = ["scaffold__name", "path"]
+        constraints = [
+            models.UniqueConstraint(fields=["scaffold", "path"], name="one_template_per_path"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scaffold} template {self.path}"
 
 
 class ReviewItem(RunCheck):

@@ -21,6 +21,7 @@ MAX_FILE_BYTES = 2 * 1024**2
 MAX_TOTAL_BYTES = 100 * 1024**2
 MAX_ARCHIVE_MEMBERS = 20000
 SOURCES_FILE = "sources.csv"
+MAX_TEMPLATE_PATH = 300  # ScaffoldTemplate.path
 
 
 class ReferencesRefused(ValueError):
@@ -145,6 +146,28 @@ def read_references_zip(stream, note: str = "") -> list[ReferenceEntry]:
             else:
                 files[name] = data
     return _entries(files, sources_raw, note)
+
+
+def read_template(name: str, data: bytes) -> tuple[str, str]:
+    """A scaffold's template file as stored: its clean path and its text. Refused (with
+    what to change) unless it is one .py, .ipynb or .R file of code within the size of a
+    reference file."""
+    path = _clean_path(name.strip())
+    if path is not None and len(path) > MAX_TEMPLATE_PATH:
+        raise ReferencesRefused(f"the file name is over {MAX_TEMPLATE_PATH} characters")
+    if path is None or language_of(path) is None:
+        raise ReferencesRefused(
+            f"{name!r}: name the template with its extension, .py, .ipynb or .R (it gives "
+            "the language)"
+        )
+    if len(data) > MAX_FILE_BYTES:
+        raise ReferencesRefused(
+            f"{path} is larger than {MAX_FILE_BYTES // 1024**2} MB; a template is a script"
+        )
+    text = _decode(path, data)
+    if not source_text(path, text).strip():
+        raise ReferencesRefused(f"{path} holds no code")
+    return path, text
 
 
 def read_references_folder(folder: Path, note: str = "") -> list[ReferenceEntry]:

@@ -14,12 +14,15 @@ from django.db import transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
+from benchmark.integrity.common_code import shared_code_filter, template_fingerprints
 from benchmark.integrity.detectors import scan_run
-from benchmark.integrity.winnowing import CorpusMatch, best_match, language_of
+from benchmark.integrity.winnowing import CorpusMatch, best_match, file_fingerprints, language_of
 from webapp.competitions.models import Competition
-from webapp.integrity.models import ReferenceCorpus, ReferenceFile, RunCheck
+from webapp.integrity.models import ReferenceCorpus, ReferenceFile, RunCheck, ScaffoldTemplate
+from webapp.integrity.reasons import llm_fact, peer_fact, reference_fact, rule_fact
 from webapp.integrity.references import ReferenceEntry
 from webapp.results.models import Run
+from webapp.visibility import visible_to
 from webapp.work import send, send_on_commit
 
 log = logging.getLogger(__name__)
@@ -117,6 +120,28 @@ def corpus_import_folder(
     return corpus, True
 
 
+@transaction.atomic
+def scaffold_template_store(
+    scaffold, path: str, text: str, *, note: str = "", user=None, template=None
+) -> ScaffoldTemplate:
+    """Store (or replace) a scaffold's template code; the scaffold's graded runs are
+    checked again, since their peer comparisons change."""
+    template = template or ScaffoldTemplate(scaffold=scaffold, created_by=user)
+    template.scaffold, template.path, template.text, template.note = scaffold, path, text, note
+    template.save()
+    check_scaffold_again(scaffold.pk)
+    return template
+
+
+def check_scaffold_again(scaffold_id: int) -> int:
+    """Ask again for the checks of the scaffold's graded runs."""
+    return check_due(
+        Run.objects.filter(
+            experiment__agent__scaffold_id=scaffold_id, status=Run.Status.GRADED
+        ).values_list("pk", flat=True)
+    )
+
+
 def current_corpus(competition_id: int) -> ReferenceCorpus | None:
     return ReferenceCorpus.objects.filter(competition_id=competition_id, is_current=True).first()
 
@@ -199,29 +224,84 @@ def code_files(folder: Path) -> dict[str, str]:
     return files
 
 
-def _peer_runs(run: Run):
-    """Graded runs of the same competition in experiments of other owners."""
+def peer_fraction() -> float:
+    return float(settings.MLEBOARD_PEER_MAX_FINGERPRINT_PERCENTAGE)
+
+
+def _owner_key(run: Run) -> tuple[str, int]:
+    """Whose work a run is: its owner, or (no owner: an imported experiment) its
+    experiment."""
     owner_id = run.experiment.owner_id
-    others = Run.objects.filter(competition_id=run.competition_id, status=Run.Status.GRADED)
-    others = others.exclude(experiment_id=run.experiment_id)
-    if owner_id is not None:
-        others = others.exclude(experiment__owner_id=owner_id)
-    return others.select_related("experiment", "competition").order_by("-pk")[:MAX_PEER_RUNS]
+    return ("owner", owner_id) if owner_id is not None else ("experiment", run.experiment_id)
 
 
-def _best_peer(run: Run, code: dict[str, str]) -> tuple[Run, CorpusMatch] | None:
-    best = None
-    for other in _peer_runs(run):
+def _competition_runs(run: Run) -> list[tuple[Run, dict[str, str]]]:
+    """The competition's other graded runs with code (the most recent
+    ``MAX_PEER_RUNS``, any owner), each with its code files."""
+    others = (
+        Run.objects.filter(competition_id=run.competition_id, status=Run.Status.GRADED)
+        .exclude(pk=run.pk)
+        .select_related("experiment__agent", "competition")
+        .order_by("-pk")[:MAX_PEER_RUNS]
+    )
+    found = []
+    for other in others:
         folder = run_folder(other)
-        if folder is None:
+        theirs = code_files(folder) if folder is not None else {}
+        if theirs:
+            found.append((other, theirs))
+    return found
+
+
+def _templates(scaffold_ids) -> dict[int, frozenset[int]]:
+    """Each scaffold's template fingerprints (``ScaffoldTemplate``)."""
+    by_scaffold: dict[int, dict[str, str]] = {}
+    for scaffold_id, path, text in ScaffoldTemplate.objects.filter(
+        scaffold_id__in=set(scaffold_ids)
+    ).values_list("scaffold_id", "path", "text"):
+        by_scaffold.setdefault(scaffold_id, {})[path] = text
+    return {sid: template_fingerprints(files) for sid, files in by_scaffold.items()}
+
+
+def _best_peer(run: Run, code: dict[str, str]) -> tuple[tuple[Run, CorpusMatch] | None, dict]:
+    """The other owner's run most similar to ``code``, and what was set aside: code in
+    more than ``MLEBOARD_PEER_MAX_FINGERPRINT_PERCENTAGE`` of the owners with runs on the
+    competition (one document per owner, so one owner's seeds count once and a copy
+    repeated over seeds cannot make itself look common; not applied while fewer owners
+    than it takes to keep what two of them share), and the templates of both runs'
+    scaffolds."""
+    runs = _competition_runs(run)
+    mine = _owner_key(run)
+    documents: dict[tuple[str, int], list] = {mine: []}
+    for name, text in code.items():
+        documents[mine].append(file_fingerprints(name, text))
+    for other, theirs in runs:
+        prints = documents.setdefault(_owner_key(other), [])
+        prints.extend(file_fingerprints(name, text) for name, text in theirs.items())
+    shared = shared_code_filter(list(documents.values()), peer_fraction())
+    templates = _templates(
+        [run.experiment.agent.scaffold_id] + [o.experiment.agent.scaffold_id for o, _ in runs]
+    )
+    own_template = templates.get(run.experiment.agent.scaffold_id, frozenset())
+    best = None
+    for other, theirs in runs:
+        if _owner_key(other) == mine:
             continue
-        theirs = code_files(folder)
-        if not theirs:
-            continue
-        match = best_match(code, theirs)
+        ignored = shared.ignored | own_template
+        ignored |= templates.get(other.experiment.agent.scaffold_id, frozenset())
+        match = best_match(code, theirs, ignored=ignored)
         if match is not None and (best is None or match.similarity > best[1].similarity):
             best = (other, match)
-    return best
+    used = own_template | (
+        templates.get(best[0].experiment.agent.scaffold_id, frozenset()) if best else frozenset()
+    )
+    facts = {
+        **shared.as_dict(),
+        "template_fingerprints": len(used),
+        "owners": len(documents),
+        "runs": len(runs) + 1,
+    }
+    return best, facts
 
 
 def _llm_review(folder: Path) -> dict:
@@ -245,7 +325,7 @@ def run_check(run_id: int) -> RunCheck | None:
     is kept (the evidence is refreshed); the experiment's figures are marked due."""
     from webapp.results.aggregates import figures_due
 
-    run = Run.objects.select_related("experiment", "competition").filter(pk=run_id).first()
+    run = Run.objects.select_related("experiment__agent", "competition").filter(pk=run_id).first()
     if run is None:
         return None
     check, _ = RunCheck.objects.get_or_create(run=run)
@@ -273,6 +353,7 @@ def run_check(run_id: int) -> RunCheck | None:
         "peer_run": None,
         "peer_run_file": "",
         "peer_fragments": [],
+        "peer_filter": {},
         "corpus": None,
         "note": "",
         "llm_review": {"configured": llm_judge_config() is not None},
@@ -281,7 +362,7 @@ def run_check(run_id: int) -> RunCheck | None:
     if not has_material and not findings:
         fields["note"] = "no code or logs are stored for this run: nothing to check"
         status = Status.NOT_CHECKED
-        reasons: list[str] = []
+        reasons: list[dict] = []
     else:
         reasons = []
         corpus = current_corpus(run.competition_id)
@@ -297,12 +378,9 @@ def run_check(run_id: int) -> RunCheck | None:
                     fragments=_fragments(match),
                 )
                 if match.similarity >= threshold:
-                    reasons.append(
-                        f"{match.similarity:.0%} similar to reference {match.reference} "
-                        f"(threshold {threshold:.0%})"
-                    )
+                    reasons.append(reference_fact(match.similarity, threshold, match.reference))
         if code:
-            peer = _best_peer(run, code)
+            peer, fields["peer_filter"] = _best_peer(run, code)
             if peer is not None:
                 other, match = peer
                 fields.update(
@@ -313,20 +391,15 @@ def run_check(run_id: int) -> RunCheck | None:
                     peer_fragments=_fragments(match),
                 )
                 if match.similarity >= threshold:
-                    reasons.append(
-                        f"{match.similarity:.0%} similar to run {other.pk} of another owner "
-                        f"({other.experiment.name})"
-                    )
+                    reasons.append(peer_fact(match.similarity, threshold, other.pk))
         checks = sorted({f["check"] for f in findings})
         for name in checks:
-            count = sum(1 for f in findings if f["check"] == name)
-            reasons.append(f"{name.replace('_', ' ')}: {count} finding{'s' if count > 1 else ''}")
+            reasons.append(rule_fact(name, sum(1 for f in findings if f["check"] == name)))
         if folder is not None:
             review = _llm_review(folder)
             fields["llm_review"] = review
             yes = [k for k, v in review.get("answers", {}).items() if v["answer"] == "yes"]
-            for name in yes:
-                reasons.append(f"LLM review says yes to {name.replace('_', ' ')}")
+            reasons.extend(llm_fact(name) for name in yes)
         status = Status.FLAGGED if reasons else Status.CLEAN
     from webapp.integrity.tasks import check_run_task
 
@@ -400,15 +473,26 @@ def integrity_counts(experiment_id: int) -> dict[str, int]:
     }
 
 
-def review_queue():
-    """Flagged runs, oldest check first."""
+def run_check_of(run: Run) -> RunCheck:
+    """The run's check, made (not checked) when it has none yet."""
+    return RunCheck.objects.get_or_create(run=run)[0]
+
+
+def run_checks_visible_to(user):
+    """The checks of the runs ``user`` may see (``webapp.visibility``)."""
+    return visible_to(user, RunCheck.objects.all())
+
+
+def review_queue(user):
+    """Flagged runs ``user`` may see, oldest check first."""
     return (
-        RunCheck.objects.filter(status=Status.FLAGGED)
+        run_checks_visible_to(user)
+        .filter(status=Status.FLAGGED)
         .select_related("run__experiment__agent__scaffold", "run__experiment__agent__model")
         .select_related("run__competition", "reference", "run__experiment__owner")
         .order_by("checked_at", "pk")
     )
 
 
-def checks_waiting() -> int:
-    return RunCheck.objects.filter(Q(due_since__isnull=False)).count()
+def checks_waiting(user) -> int:
+    return run_checks_visible_to(user).filter(Q(due_since__isnull=False)).count()

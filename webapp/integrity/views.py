@@ -1,11 +1,17 @@
 """Pages of the integrity checks: a run's check (its findings, and its code side by side
 with the most similar reference or other owner's run, shared fragments highlighted), the
-review queue of flagged runs, and a reviewer's decision."""
+review queue of flagged runs, and a reviewer's decision.
+
+Each part is shown as the viewer may see it (``webapp.integrity.reasons``): reference code
+to whom may read reference corpora, another owner's run to whom may see that run; the
+others read the figures and "a run you cannot see". Deciding takes
+``integrity.review_runcheck``."""
 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -14,7 +20,9 @@ from django.views.decorators.http import require_http_methods
 from benchmark.integrity.winnowing import source_text
 from webapp.integrity import services
 from webapp.integrity.models import RunCheck
+from webapp.integrity.reasons import Viewer, peer_for, reasons_for
 from webapp.runs import run_files
+from webapp.visibility import Perm, has_perm, may
 
 SIDE_MAX_LINES = 3000
 FRAGMENT_COLOURS = 6
@@ -66,8 +74,9 @@ def _check_or_404(user, run_id: int):
     if ref is None:
         raise Http404("No such run.")
     check = (
-        RunCheck.objects.filter(run_id=run_id)
-        .select_related("reference__corpus", "peer_run__experiment", "decided_by", "corpus")
+        services.run_checks_visible_to(user)
+        .filter(run_id=run_id)
+        .select_related("reference__corpus", "decided_by", "corpus")
         .first()
     )
     return ref, check
@@ -78,17 +87,19 @@ def run_check_page(request, run_id: int):
     ref, check = _check_or_404(request.user, run_id)
     if request.method == "POST":
         return _decide(request, ref, check)
-    reference = peer = None
-    if check is not None and check.reference is not None:
+    viewer = Viewer(request.user)
+    reference = side_by_side = None
+    if check is not None and check.reference is not None and viewer.references:
         reference = _side_by_side(
             _run_code(ref.folder, check.similarity_file),
             source_text(check.reference.path, check.reference.text),
             check.fragments,
         )
-    if check is not None and check.peer_run is not None:
-        peer_ref = run_files.run_ref_for(request.user, "result", check.peer_run_id)
-        if peer_ref is not None:  # only shown to whom may see the other run
-            peer = _side_by_side(
+    peer = peer_for(check, viewer)
+    if peer is not None and peer["visible"]:
+        peer_ref = run_files.run_ref_for(request.user, "result", peer["run"])
+        if peer_ref is not None:
+            side_by_side = _side_by_side(
                 _run_code(ref.folder, check.peer_file),
                 _run_code(peer_ref.folder, check.peer_run_file),
                 check.peer_fragments,
@@ -100,8 +111,13 @@ def run_check_page(request, run_id: int):
             "ref": ref,
             "run": ref.run,
             "check": check,
+            "reasons": reasons_for(check, viewer),
+            "sees_references": viewer.references,
+            "sees_all_runs": viewer.all_runs,
+            "may_review": may(request.user, "review", ref.run),
             "reference": reference,
             "peer": peer,
+            "peer_side_by_side": side_by_side,
             "llm": (check.llm_review if check else {})
             or {"configured": services.llm_judge_config() is not None},
             "threshold": services.similarity_threshold(),
@@ -114,15 +130,15 @@ def run_check_page(request, run_id: int):
 
 
 def _decide(request, ref, check):
-    if not request.user.is_staff:
-        raise Http404("No such page.")
+    if not may(request.user, "review", ref.run):
+        raise PermissionDenied("Deciding on a run takes the permission to review run checks.")
     decision = request.POST.get("decision", "")
     if decision == "recheck":
         services.check_due([ref.run.pk])
         messages.success(request, "The checks will run again in a moment.")
         return redirect("integrity-run", run_id=ref.run.pk)
     if check is None:
-        check, _ = RunCheck.objects.get_or_create(run=ref.run)
+        check = services.run_check_of(ref.run)
     try:
         services.run_check_decide(
             check.pk,
@@ -142,19 +158,22 @@ def _decide(request, ref, check):
     return redirect("integrity-run", run_id=ref.run.pk)
 
 
-@staff_member_required
 def review_queue(request):
-    page = Paginator(services.review_queue(), 50).get_page(request.GET.get("page"))
+    if not has_perm(request.user, Perm.REVIEW):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        raise PermissionDenied("The review queue is for reviewers.")
+    page = Paginator(services.review_queue(request.user), 50).get_page(request.GET.get("page"))
+    viewer = Viewer(request.user)
+    for check in page.object_list:
+        check.shown_reasons = reasons_for(check, viewer)
+    checks = services.run_checks_visible_to(request.user)
     decided = (
-        RunCheck.objects.filter(
-            status__in=[RunCheck.Status.REVIEWED_OK, RunCheck.Status.DISQUALIFIED]
-        )
+        checks.filter(status__in=[RunCheck.Status.REVIEWED_OK, RunCheck.Status.DISQUALIFIED])
         .select_related("run__competition", "run__experiment", "decided_by")
         .order_by("-decided_at")[:20]
     )
-    counts = {
-        status.label: RunCheck.objects.filter(status=status).count() for status in RunCheck.Status
-    }
+    counts = {status.label: checks.filter(status=status).count() for status in RunCheck.Status}
     return render(
         request,
         "integrity/review_queue.html",
@@ -162,7 +181,7 @@ def review_queue(request):
             "page": page,
             "decided": decided,
             "counts": counts,
-            "waiting": services.checks_waiting(),
+            "waiting": services.checks_waiting(request.user),
             "llm_configured": services.llm_judge_config() is not None,
             "threshold": services.similarity_threshold(),
         },

@@ -11,6 +11,7 @@ from webapp.results.models import (
     Scaffold,
     Upload,
 )
+from webapp.visibility import Perm, VisibleInAdmin, actionable, has_perm
 
 admin.site.register(Scaffold)
 admin.site.register(LanguageModel)
@@ -23,7 +24,7 @@ class AgentAdmin(admin.ModelAdmin):
 
 
 @admin.register(Experiment)
-class ExperimentAdmin(admin.ModelAdmin):
+class ExperimentAdmin(VisibleInAdmin, admin.ModelAdmin):
     list_display = [
         "name",
         "agent",
@@ -45,23 +46,36 @@ class ExperimentAdmin(admin.ModelAdmin):
     search_fields = ["name", "agent__scaffold__name", "agent__model__name"]
     actions = ["publish", "unpublish", "regrade"]
 
-    @admin.action(description="Publish to the public leaderboard")
+    def has_publish_permission(self, request) -> bool:
+        return has_perm(request.user, Perm.PUBLISH)
+
+    def has_regrade_permission(self, request) -> bool:
+        return has_perm(request.user, Perm.REGRADE_ANY)
+
+    def get_readonly_fields(self, request, obj=None):
+        # Publishing is its own permission, not a field anyone who may edit can tick.
+        fields = list(super().get_readonly_fields(request, obj))
+        if not self.has_publish_permission(request):
+            fields.append("is_published")
+        return fields
+
+    @admin.action(description="Publish to the public leaderboard", permissions=["publish"])
     def publish(self, request, queryset):
         n = queryset.exclude(is_published=True).update(is_published=True)
         self.message_user(request, _published_message(n, "published on", queryset.count() - n))
 
-    @admin.action(description="Re-grade (after a grader fix)")
+    @admin.action(description="Re-grade (after a grader fix)", permissions=["regrade"])
     def regrade(self, request, queryset):
         from webapp.results.uploads import experiment_regrade
 
-        for experiment in queryset:
+        for experiment in actionable(request.user, "regrade", queryset):
             try:
                 n = experiment_regrade(experiment)
                 self.message_user(request, f"{experiment}: {n} runs queued for grading")
             except ValueError as exc:
                 self.message_user(request, f"{experiment}: {exc}", level="error")
 
-    @admin.action(description="Withdraw from the public leaderboard")
+    @admin.action(description="Withdraw from the public leaderboard", permissions=["publish"])
     def unpublish(self, request, queryset):
         n = queryset.exclude(is_published=False).update(is_published=False)
         self.message_user(request, _published_message(n, "withdrawn from", queryset.count() - n))
@@ -76,14 +90,14 @@ def _published_message(changed: int, verb: str, unchanged: int) -> str:
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(VisibleInAdmin, admin.ModelAdmin):
     list_display = ["experiment", "competition", "seed", "status", "attempts", "updated_at"]
     list_filter = ["status"]
     search_fields = ["competition__slug", "experiment__name"]
 
 
 @admin.register(GradeReport)
-class GradeReportAdmin(admin.ModelAdmin):
+class GradeReportAdmin(VisibleInAdmin, admin.ModelAdmin):
     list_display = [
         "experiment",
         "competition",
@@ -99,7 +113,9 @@ class GradeReportAdmin(admin.ModelAdmin):
     search_fields = ["competition__slug", "experiment__name"]
 
 
-admin.site.register(ExperimentAggregate)
+@admin.register(ExperimentAggregate)
+class ExperimentAggregateAdmin(VisibleInAdmin, admin.ModelAdmin):
+    pass
 
 
 @admin.register(ReviewQueue)
@@ -109,7 +125,7 @@ class ReviewQueueAdmin(ExperimentAdmin):
 
 
 @admin.register(Upload)
-class UploadAdmin(admin.ModelAdmin):
+class UploadAdmin(VisibleInAdmin, admin.ModelAdmin):
     list_display = [
         "pk",
         "owner",

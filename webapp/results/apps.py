@@ -7,6 +7,8 @@ class ResultsConfig(AppConfig):
     verbose_name = "Agents, experiments & grade reports"
 
     def ready(self) -> None:
+        from webapp import roles
         from webapp.results import curation
 
         curation.connect()
+        roles.connect()  # the site's groups follow every migrate

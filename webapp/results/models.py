@@ -122,6 +122,12 @@ class Experiment(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        # Who may act (webapp.visibility; the groups of webapp.roles hold them). Seeing
+        # every experiment, published or not, is Django's own view_experiment.
+        permissions = [
+            ("publish_experiment", "Can publish experiments and withdraw them"),
+            ("regrade_experiment", "Can re-grade anyone's experiment"),
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -8,14 +8,15 @@ from django.shortcuts import get_object_or_404
 from benchmark.splits import SPLIT_PREFERENCE, default_split
 from webapp.numbers import format_score
 from webapp.results.models import Experiment, GradeReport, Run, Upload
-from webapp.visibility import visible_to
+from webapp.visibility import actionable, visible_to
 from webapp.work import stale_before
 
 
 def experiments_visible_to(user) -> QuerySet:
-    """Published experiments, plus the user's own; staff see everything."""
+    """Published experiments, plus the user's own; with ``results.view_experiment``,
+    every one (``webapp.visibility``)."""
     qs = Experiment.objects.select_related("agent__scaffold", "agent__model", "owner")
-    return visible_to(user, qs, public=Q(is_published=True))
+    return visible_to(user, qs)
 
 
 def experiment_visible_to(user, pk) -> Experiment:
@@ -27,13 +28,15 @@ def experiment_visible_to(user, pk) -> Experiment:
     )
 
 
-def experiments_editable_by(user) -> QuerySet:
-    """Experiments a user may change or re-grade: their own; staff: all."""
-    return visible_to(user, Experiment.objects.all())
+def experiments_regradable_by(user) -> QuerySet:
+    """Experiments a user may re-grade: their own; with ``results.regrade_experiment``,
+    every one they may see."""
+    return actionable(user, "regrade", Experiment.objects.all())
 
 
 def uploads_visible_to(user) -> QuerySet:
-    """A person's own uploads; staff see everyone's. Uploads are never public."""
+    """A person's own uploads; with ``results.view_upload``, everyone's. Uploads are
+    never public."""
     return visible_to(user, Upload.objects.all())
 
 

@@ -141,12 +141,18 @@ class ExperimentRegradeApi(APIView):
         responses={
             202: inline_serializer("RegradeAccepted", {"runs_queued": serializers.IntegerField()}),
             400: OpenApiResponse(description="Reported experiments cannot be re-graded"),
+            403: OpenApiResponse(description="Not yours, and you may not re-grade others'"),
         },
     )
     def post(self, request, pk: int):
-        experiment = selectors.experiments_editable_by(request.user).filter(pk=pk).first()
-        if experiment is None:
+        if not selectors.experiments_visible_to(request.user).filter(pk=pk).exists():
             raise Http404
+        experiment = selectors.experiments_regradable_by(request.user).filter(pk=pk).first()
+        if experiment is None:
+            return Response(
+                {"error": "only the experiment's owner and operators may re-grade it"},
+                status=403,
+            )
         try:
             queued = experiment_regrade(experiment)
         except ValueError as exc:

@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from webapp.runs.models import AgentRun, HostClaim, Launch, RunHost, SubmissionSnapshot
+from webapp.visibility import Perm, VisibleInAdmin, has_perm
 
 
 class AgentRunInline(admin.TabularInline):
@@ -12,13 +13,13 @@ class AgentRunInline(admin.TabularInline):
 
 
 @admin.register(Launch)
-class LaunchAdmin(admin.ModelAdmin):
+class LaunchAdmin(VisibleInAdmin, admin.ModelAdmin):
     list_display = ["pk", "agent_name", "owner", "backend", "seeds", "experiment", "created_at"]
     inlines = [AgentRunInline]
 
 
 @admin.register(AgentRun)
-class AgentRunAdmin(admin.ModelAdmin):
+class AgentRunAdmin(VisibleInAdmin, admin.ModelAdmin):
     list_display = [
         "pk",
         "launch",
@@ -32,7 +33,9 @@ class AgentRunAdmin(admin.ModelAdmin):
     list_filter = ["status"]
 
 
-admin.site.register(SubmissionSnapshot)
+@admin.register(SubmissionSnapshot)
+class SubmissionSnapshotAdmin(VisibleInAdmin, admin.ModelAdmin):
+    pass
 
 
 class HostClaimInline(admin.TabularInline):
@@ -41,6 +44,9 @@ class HostClaimInline(admin.TabularInline):
     fields = ["agent_run", "cpus", "memory_bytes", "gpu_ids", "boot", "created_at"]
     readonly_fields = fields
     can_delete = False
+
+    def has_view_permission(self, request, obj=None):
+        return has_perm(request.user, Perm.MANAGE_HOSTS)
 
 
 @admin.register(RunHost)
@@ -79,5 +85,19 @@ class RunHostAdmin(admin.ModelAdmin):
     ]
     inlines = [HostClaimInline]
 
+    # Managing the hosts is one permission (runs.manage_runhost), here as on /hosts/.
+    def has_view_permission(self, request, obj=None):
+        return self._manages(request)
+
+    def has_change_permission(self, request, obj=None):
+        return self._manages(request)
+
+    def has_delete_permission(self, request, obj=None):
+        return self._manages(request)
+
     def has_add_permission(self, request):
         return False
+
+    @staticmethod
+    def _manages(request) -> bool:
+        return has_perm(request.user, Perm.MANAGE_HOSTS)

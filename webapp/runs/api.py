@@ -4,9 +4,9 @@ from django.conf import settings
 from django.http import Http404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.permissions import IsAdminUser, IsAuthenticated
+from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -15,6 +15,16 @@ from runner.spec import MAX_GPUS
 from webapp.bad_input import IsoDateField
 from webapp.runs import hosts, selectors
 from webapp.runs.services import LaunchRefused, agent_run_cancel, launch_create_from_input
+
+
+class ManagesHosts(BasePermission):
+    """Holds ``runs.manage_runhost`` (the operators' group does); the staff flag alone
+    does not."""
+
+    message = "you do not have the permission to see the run hosts"
+
+    def has_permission(self, request, view) -> bool:
+        return selectors.can_manage_hosts(request.user)
 
 
 class LaunchInput(serializers.Serializer):
@@ -133,21 +143,30 @@ class AgentRunCancelApi(APIView):
 
     @extend_schema(
         request=None,
-        responses={202: inline_serializer("Cancelled", {"status": serializers.CharField()})},
+        responses={
+            202: inline_serializer("Cancelled", {"status": serializers.CharField()}),
+            403: OpenApiResponse(
+                description="The run is not yours and you may not cancel others' runs"
+            ),
+        },
     )
     def post(self, request, pk: int):
         run = selectors.agent_runs_visible_to(request.user).filter(pk=pk).first()
         if run is None:
             raise Http404
+        if not selectors.agent_runs_cancellable_by(request.user).filter(pk=pk).exists():
+            return Response(
+                {"error": "only the run's owner and operators may cancel it"}, status=403
+            )
         return Response({"status": agent_run_cancel(run)}, status=status.HTTP_202_ACCEPTED)
 
 
 class HostListApi(APIView):
-    """Every run host the site knows (staff only): state (up or down; ``silent`` while
+    """Every run host the site knows (``runs.manage_runhost``): state (up or down; ``silent`` while
     it has missed beats but is not down yet), last heartbeat, capacity, what is free and
     the runs it holds."""
 
-    permission_classes = [IsAdminUser]
+    permission_classes = [ManagesHosts]
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request):

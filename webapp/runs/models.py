@@ -95,6 +95,7 @@ class AgentRun(Dispatched):
 
     class Meta:
         ordering = ["launch", "competition__slug", "seed"]
+        permissions = [("cancel_agentrun", "Can cancel anyone's agent run")]
         constraints = [
             models.UniqueConstraint(
                 fields=["launch", "competition", "seed"], name="agent_run_unique"
@@ -158,6 +159,7 @@ class RunHost(models.Model):
 
     class Meta:
         ordering = ["name"]
+        permissions = [("manage_runhost", "Can see and manage the run hosts")]
 
     def __str__(self) -> str:
         return self.name

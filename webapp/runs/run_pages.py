@@ -81,13 +81,16 @@ def grade_of(ref: RunRef) -> dict | None:
     }
 
 
-def integrity_of(ref: RunRef) -> dict | None:
-    """The run's integrity status (``webapp.integrity``), or None for a run not graded."""
+def integrity_of(ref: RunRef, user) -> dict | None:
+    """The run's integrity status (``webapp.integrity``), or None for a run not graded.
+    Its reasons are told as ``user`` may read them (``webapp.integrity.reasons``)."""
     from webapp.integrity.models import RunCheck
+    from webapp.integrity.reasons import Viewer, reasons_for
+    from webapp.integrity.services import run_checks_visible_to
 
     if ref.run is None:
         return None
-    check = RunCheck.objects.filter(run_id=ref.run.pk).first()
+    check = run_checks_visible_to(user).filter(run_id=ref.run.pk).first()
     if check is None:
         return {
             "status": RunCheck.Status.NOT_CHECKED,
@@ -98,7 +101,7 @@ def integrity_of(ref: RunRef) -> dict | None:
     return {
         "status": check.status,
         "label": check.get_status_display(),
-        "reasons": check.reasons,
+        "reasons": reasons_for(check, Viewer(user)),
         "checking": check.due_since is not None,
         "note": check.note,
         "similarity": check.similarity,
@@ -121,7 +124,7 @@ def llm_usage_of(ref: RunRef) -> dict | None:
     return None
 
 
-def run_summary(ref: RunRef) -> dict:
+def run_summary(ref: RunRef, user) -> dict:
     files, cut = run_files.list_files(ref.folder) if ref.folder else ([], False)
     agent = ref.agent_run
     base = _api_base(ref)
@@ -148,7 +151,7 @@ def run_summary(ref: RunRef) -> dict:
         "files": files,
         "files_truncated": cut,
         "validation_calls": _validation_calls(ref, files),
-        "integrity": integrity_of(ref),
+        "integrity": integrity_of(ref, user),
         "urls": {
             "files": base + "files/",
             "search": base + "search",
@@ -175,7 +178,7 @@ def _api_base(ref: RunRef) -> str:
 
 def run_page(request, pk: int, kind: str):
     ref = _ref_or_404(request.user, kind, pk)
-    summary = run_summary(ref)
+    summary = run_summary(ref, request.user)
     journal_rel = run_files.find_journal(ref.folder) if ref.folder else None
     logs = [f for f in summary["files"] if f["kind"] == "log"]
     timeline_file = ""
@@ -262,7 +265,7 @@ class RunDetailApi(APIView):
         },
     )
     def get(self, request, pk: int, kind: str = "result"):
-        return Response(run_summary(_ref_or_404(request.user, kind, pk)))
+        return Response(run_summary(_ref_or_404(request.user, kind, pk), request.user))
 
 
 class RunFileApi(APIView):

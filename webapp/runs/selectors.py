@@ -6,24 +6,31 @@ from pathlib import Path
 from django.db.models import QuerySet
 
 from webapp.runs.models import AgentRun, Launch, SubmissionSnapshot
-from webapp.visibility import visible_to
+from webapp.visibility import Perm, actionable, has_perm, visible_to
 
 
 def launches_visible_to(user) -> QuerySet:
-    """A person's own launches; staff see everyone's. Launches are never public."""
+    """A person's own launches; with ``runs.view_launch``, everyone's. Launches are never
+    public."""
     return visible_to(user, Launch.objects.select_related("experiment", "owner"))
 
 
 def agent_runs_visible_to(user) -> QuerySet:
-    return AgentRun.objects.filter(launch__in=launches_visible_to(user)).select_related(
-        "competition", "launch"
-    )
+    return visible_to(user, AgentRun.objects.select_related("competition", "launch"))
+
+
+def agent_runs_cancellable_by(user) -> QuerySet:
+    """Agent runs of the person's own launches; with ``runs.cancel_agentrun``, every one
+    they may see."""
+    return actionable(user, "cancel", AgentRun.objects.select_related("competition", "launch"))
 
 
 def can_launch(user) -> bool:
-    return bool(
-        getattr(user, "is_authenticated", False) and user.has_perm("runs.launch_agent_runs")
-    )
+    return has_perm(user, Perm.LAUNCH)
+
+
+def can_manage_hosts(user) -> bool:
+    return has_perm(user, Perm.MANAGE_HOSTS)
 
 
 def launch_status(launch: Launch) -> dict:

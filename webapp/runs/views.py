@@ -1,11 +1,12 @@
 """Agent-run pages: launch form, a launch's live status with log tails, cancel; the run
-hosts (staff)."""
+hosts (``runs.manage_runhost``)."""
 
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -88,9 +89,10 @@ def host_resources() -> dict:
     }
 
 
-@staff_member_required
 def host_list(request):
     """The run hosts: up or down, last heartbeat, capacity, free, runs held."""
+    if not selectors.can_manage_hosts(request.user):
+        return _refused(request, "You do not have the permission to see the run hosts.")
     return render(
         request,
         "runs/hosts.html",
@@ -143,11 +145,27 @@ def launch_detail(request, pk: int):
     launch = selectors.launches_visible_to(request.user).filter(pk=pk).first()
     if launch is None:
         raise Http404
+    cancellable = set(
+        selectors.agent_runs_cancellable_by(request.user)
+        .filter(launch=launch)
+        .values_list("pk", flat=True)
+    )
     return render(
         request,
         "runs/launch_detail.html",
-        {"launch": launch, "status": selectors.launch_status(launch)},
+        {
+            "launch": launch,
+            "status": selectors.launch_status(launch),
+            "cancellable": cancellable,
+        },
     )
+
+
+def _refused(request, message: str):
+    """Signed in without the permission: 403 saying so; anonymous: to the login page."""
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    raise PermissionDenied(message)
 
 
 @login_required
@@ -156,6 +174,8 @@ def agent_run_cancel_view(request, pk: int):
     run = selectors.agent_runs_visible_to(request.user).filter(pk=pk).first()
     if run is None:
         raise Http404
+    if not selectors.agent_runs_cancellable_by(request.user).filter(pk=pk).exists():
+        raise PermissionDenied("Only the run's owner and operators may cancel it.")
     agent_run_cancel(run)
     messages.info(request, f"Cancel requested for {run}.")
     return redirect(run.launch.get_absolute_url())
