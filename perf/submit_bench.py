@@ -169,6 +169,7 @@ def main() -> int:
                 str(args.workers),
                 "--timeout",
                 "120",
+                "--no-control-socket",
             ],
             cwd=ROOT,
             env=env,
@@ -243,8 +244,11 @@ def main() -> int:
                 break
             time.sleep(0.05)
         proc.communicate()
-        print(f"interrupted with SIGINT: exit code {proc.returncode} (3 = resumable)")
         uploads = json.load(urllib.request.urlopen(request))["uploads"]
+        if not uploads:
+            print(f"the second upload ended (exit {proc.returncode}) before it was 40% sent: no resume measured; use a larger --gib")
+            return 0
+        print(f"interrupted with SIGINT: exit code {proc.returncode} (3 = resumable)")
         offset, key_url = uploads[0]["offset"], uploads[0]["url"]
         started = time.monotonic()
         proc = subprocess.Popen(

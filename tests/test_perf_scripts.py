@@ -82,6 +82,7 @@ SMOKE = {
     "runner_bench.py": ["--runs", "1", "--backend", "local"],
     "agent_run_bench.py": ["--seeds", "1", "--backend", "local"],
     "broker_soak.py": ["--tasks", "60", "--ping-interval", "0.5"],
+    "peer_similarity_bench.py": [],
 }
 
 
@@ -93,6 +94,7 @@ def test_every_script_has_a_smoke_run():
         "hosts_sim.py",
         "drill.py",
         "million_bench.py",
+        "submit_bench.py",
     }
     assert scripts == covered, scripts ^ covered
 
@@ -213,3 +215,34 @@ def test_million_bench_tiny_on_postgresql(tmp_path):
         env=bare_env(tmp_path, DATABASE_URL=url),
         timeout=900,
     )
+
+
+@pytest.mark.slow
+@pytest.mark.services
+def test_submit_bench_tiny_on_postgresql(tmp_path):
+    url = _database_url("submit_bench")
+    if url is None:
+        if env("MLEBOARD_REQUIRE_SERVICES"):
+            pytest.fail("submit_bench serves uploads from PostgreSQL: the suite runs on SQLite")
+        pytest.skip("submit_bench serves uploads from PostgreSQL")
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    out = run_script(
+        "submit_bench.py",
+        "--gib",
+        "0.02",
+        "--chunk-size",
+        "1",
+        "--workers",
+        "1",
+        "--port",
+        str(port),
+        "--database-url",
+        url,
+        env=bare_env(tmp_path),
+        timeout=600,
+    ).stdout
+    assert "peak resident memory" in out
