@@ -295,8 +295,8 @@ def competition_summary_rows(experiment: Experiment) -> list[dict]:
 
     from benchmark.compare import medal_gap
     from webapp.jinja import url_for_each
+    from webapp.results.aggregates import DISQUALIFIED as disqualified
 
-    disqualified = Q(run__integrity__status="disqualified")
     any_medal = Q(gold_medal=True) | Q(silver_medal=True) | Q(bronze_medal=True)
     thresholds = ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")
     rows = (
@@ -395,35 +395,6 @@ def competition_table(experiment: Experiment, seeds_of: str = "") -> dict:
     return table
 
 
-def medal_tallies(experiment_ids: list[int], competition_ids: set[str] | None = None) -> dict:
-    """experiment id -> competition slug -> ``CompetitionTally`` of its current reports
-    (seeds, seeds with a medal, sum of the outcome levels), counted by the database."""
-    from django.db.models import Case, IntegerField, Sum, Value, When
-
-    from benchmark.compare import LEVELS, CompetitionTally
-
-    any_medal = Q(gold_medal=True) | Q(silver_medal=True) | Q(bronze_medal=True)
-    level = Case(
-        When(gold_medal=True, then=Value(LEVELS["gold"])),
-        When(silver_medal=True, then=Value(LEVELS["silver"])),
-        When(bronze_medal=True, then=Value(LEVELS["bronze"])),
-        When(above_median=True, then=Value(LEVELS["above_median"])),
-        When(valid_submission=True, then=Value(LEVELS["valid"])),
-        default=Value(LEVELS["none"]),
-        output_field=IntegerField(),
-    )
-    reports = GradeReport.objects.filter(experiment_id__in=experiment_ids, is_current=True)
-    if competition_ids is not None:
-        reports = reports.filter(competition__slug__in=competition_ids)
-    rows = reports.values_list("experiment_id", "competition__slug").annotate(
-        seeds=Count("pk"), medals=Count("pk", filter=any_medal), levels=Sum(level)
-    )
-    out: dict[int, dict[str, CompetitionTally]] = {i: {} for i in experiment_ids}
-    for exp_id, slug, seeds, medals, levels in rows:
-        out[exp_id][slug] = CompetitionTally(seeds=seeds, medals=medals, level_sum=levels)
-    return out
-
-
 def _any_medal_figures(experiment: Experiment) -> dict:
     """split -> Any Medal % as ``benchmark.aggregate`` computed it (mean, standard_error,
     ...): from the aggregate's small ``summary`` (the full figures are not decoded), or
@@ -503,9 +474,10 @@ def _pairwise_comparisons(
     interval from the two SEMs (``"kind": "unpaired"``)."""
     from benchmark.catalogue import load_catalogue
     from benchmark.compare import compare_split_figures, compare_tallies
+    from webapp.results.aggregates import competition_tallies
 
     base = experiments[0]
-    outcomes = None  # per-competition outcomes, read once if a pair needs them
+    stored = None  # the split's per-competition counts, read once if a pair needs them
     results = []
     for other in experiments[1:]:
         paired = all(by_split[e.pk][split]["source"] == "reports" for e in (base, other))
@@ -515,13 +487,16 @@ def _pairwise_comparisons(
                     base.name, by_split[base.pk], other.name, by_split[other.pk], splits
                 )
             else:
-                if outcomes is None:
+                if stored is None:
+                    # The counts the split's figures were computed from: the same runs
+                    # counted, the same seeds, so the medal rates average to the figures.
+                    stored = split_parts(experiments, split, ("per_competition",))
                     catalogue = load_catalogue(include_demo=True)
-                    ids = {cid for cid, facts in catalogue.items() if split in facts.splits}
-                    outcomes = medal_tallies([e.pk for e in experiments], ids)
-                result = compare_tallies(
-                    base.name, outcomes[base.pk], other.name, outcomes[other.pk]
-                ).to_dict()
+                a, b = (
+                    competition_tallies(stored[e.pk].get("per_competition"), catalogue)
+                    for e in (base, other)
+                )
+                result = compare_tallies(base.name, a, other.name, b).to_dict()
         except ValueError as exc:
             result = {"a": base.name, "b": other.name, "error": str(exc)}
         results.append({**result, "kind": "paired" if paired else "unpaired"})

@@ -16,9 +16,9 @@ from benchmark.splits import (
 )
 from webapp import figures
 from webapp.jinja import render_rows
-from webapp.numbers import shown_interval
+from webapp.numbers import format_score, shown_interval
 from webapp.results import analysis_pages, selectors
-from webapp.results.aggregates import experiment_competition_reports
+from webapp.results.aggregates import counted_reports
 from webapp.results.contamination import contamination_section
 from webapp.results.leaderboard import (
     INTEGRITY_FILTERS,
@@ -155,7 +155,7 @@ def experiment_reports_download(request, pk: int, fmt: str):
     if fmt not in ("json", "csv"):
         raise Http404("reports come as .json (MLE-bench's grading report) or .csv")
     experiment = selectors.experiment_visible_to(request.user, pk)
-    reports = experiment_competition_reports(experiment.pk)
+    reports = counted_reports(experiment.pk)
     if fmt == "json":
         response = HttpResponse(grading_report_json(reports), content_type="application/json")
         response["Content-Disposition"] = (
@@ -194,6 +194,9 @@ def compare(request):
     for comparison in result["comparisons"]:
         for row in comparison.get("splits", ()):
             row["label"] = split_label(row["split"])
+        for row in comparison.get("per_competition", ()):
+            row["a_score_text"] = format_score(row["a_score"])
+            row["b_score_text"] = format_score(row["b_score"])
     parts = selectors.split_parts(chosen, split, ("funnel", "pass_at_k"))
     per_experiment = [(e, parts[e.pk]) for e in chosen]
     shown_splits = in_display_order(s for e in chosen for s in result["by_split"][e.pk])
