@@ -7,8 +7,6 @@ from django.shortcuts import render
 
 from benchmark.reports import REPORT_KEYS, grading_report_json
 from benchmark.splits import (
-    PUBLISHED_SPLITS,
-    SPLIT_SLUGS,
     default_split,
     in_display_order,
     split_choices,
@@ -27,6 +25,7 @@ from webapp.results.leaderboard import (
     filter_choices,
     leaderboard_entries,
     ranking_split,
+    shown_splits,
     table_rows,
 )
 
@@ -43,10 +42,7 @@ def home(request):
         writer = csv.writer(response)
         writer.writerows(csv_rows(entries))
         return response
-    # MLE-bench's columns always; dev and demo when an entry has figures on them.
-    shown = [
-        s for s in SPLIT_SLUGS if s in PUBLISHED_SPLITS or any(e["splits"].get(s) for e in entries)
-    ]
+    shown = shown_splits(entries)
     query = request.GET.copy()
     query.pop("format", None)
     rows, footnotes = table_rows(entries, shown)
