@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.catalogue import competitions_in_split
+from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
 from webapp.integrity import services as integrity
 from webapp.results.aggregates import experiment_aggregate_refresh
@@ -187,24 +188,32 @@ def every_figure(client, a: Experiment, b: Experiment, c: Experiment) -> dict:
         assert from_json == pytest.approx(any_medal_from_export(as_csv))
         out["reports export"][e.pk] = shown(from_json)
 
-    # Compare, page and API: the split table, and the paired and unpaired comparisons.
+    for clean in ("", "1"):
+        compared(client, a, b, c, clean, out)
+    return out
+
+
+def compared(client, a, b, c, clean: str, out: dict) -> None:
+    """Compare, page and API (of all competitions, or of the clean subset): the split
+    table, and the paired and unpaired comparisons."""
     ids = f"{a.pk},{b.pk},{c.pk}"
-    api = client.get("/api/compare/", {"experiments": ids, "split": SPLIT}).json()
-    assert api["split"] == SPLIT
+    query = {"experiments": ids, "split": SPLIT, "clean": clean}
+    api = client.get("/api/compare/", query).json()
+    assert api["split"] == SPLIT and api["clean_subset"] == bool(clean)
     by_split = api["any_medal_by_split"]
-    out["compare api"] = {
+    out["compare api" + clean] = {
         e.pk: f"{shown(by_split[str(e.pk)][SPLIT]['mean'], d)} ± {shown(by_split[str(e.pk)][SPLIT]['standard_error'], d)}"
         for e, d in ((a, 1), (b, 1), (c, 2))
     }
-    tables = page(client, "/compare/", experiments=ids, split=SPLIT)
+    tables = page(client, "/compare/", **query)
     (demo_row,) = [r for r in tables.of(id="compare-splits") if r["cells"][0]["text"] == "Demo"]
-    out["compare page"] = {
+    out["compare page" + clean] = {
         e.pk: cell["text"].rstrip("*").strip()
         for e, cell in zip((a, b, c), demo_row["cells"][1:], strict=True)
     }
     paired, unpaired = api["comparisons"]
     assert (paired["kind"], unpaired["kind"]) == ("paired", "unpaired")
-    out["compare paired"] = {
+    out["compare paired" + clean] = {
         a.pk: shown(paired["a_any_medal_percentage"]),
         b.pk: shown(paired["b_any_medal_percentage"]),
     }
@@ -212,13 +221,9 @@ def every_figure(client, a: Experiment, b: Experiment, c: Experiment) -> dict:
         by_split[str(a.pk)][SPLIT]["mean"] - by_split[str(b.pk)][SPLIT]["mean"]
     )
     (row,) = [r for r in unpaired["splits"] if r["split"] == SPLIT]
-    out["compare unpaired"] = {a.pk: shown(row["a_mean"]), c.pk: shown(row["b_mean"], 2)}
+    out["compare unpaired" + clean] = {a.pk: shown(row["a_mean"]), c.pk: shown(row["b_mean"], 2)}
     # The page says what the API says, and the per-competition table's rows are the API's.
-    html = (
-        client.get("/compare/", {"experiments": ids, "split": SPLIT})
-        .content.decode()
-        .replace("&#x27;", "'")
-    )
+    html = client.get("/compare/", query).content.decode().replace("&#x27;", "'")
     assert paired["sentence"] in html
     per_competition = tables.of(**{"class": "compare-per-competition"})
     page_rows = {
@@ -237,7 +242,6 @@ def every_figure(client, a: Experiment, b: Experiment, c: Experiment) -> dict:
     # Its medal rates average to the split's figure.
     rates = [r["a_medal_rate"] for r in paired["per_competition"]]
     assert 100 * sum(rates) / len(rates) == pytest.approx(by_split[str(a.pk)][SPLIT]["mean"])
-    return out
 
 
 def assert_agree(figures: dict) -> None:
@@ -269,6 +273,10 @@ def test_every_surface_gives_the_same_figures_after_a_disqualification(client, t
     missing = GradeReport.objects.filter(experiment=b, is_current=True).order_by("pk").first()
     Run.objects.filter(pk=missing.run_id).delete()
     experiment_aggregate_refresh(b.pk)
+    # The curation retires one competition of the split: the clean subset leaves it out.
+    Competition.objects.filter(slug=competitions_in_split(SPLIT)[0].id).update(retired=True)
+    experiment_aggregate_refresh(a.pk)
+    experiment_aggregate_refresh(b.pk)
     c = Experiment.objects.create(
         name="published entry",
         agent=agent_get_or_create("pubscaffold", "pubmodel"),
@@ -279,6 +287,9 @@ def test_every_surface_gives_the_same_figures_after_a_disqualification(client, t
 
     before = every_figure(client, a, b, c)
     assert_agree(before)
+    assert before["experiment page1"][a.pk] != before["experiment page"][a.pk] or (
+        before["compare paired1"] != before["compare paired"]
+    ), "the clean subset should differ somewhere for this test to say anything"
     assert before["leaderboard page"][c.pk] == "37.50 ± 6.25"
     # Published figures give no seed count: empty in the table and in every export.
     assert {before[k][c.pk] for k in before if "seeds" in k} == {""}

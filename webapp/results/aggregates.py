@@ -7,7 +7,8 @@ and unpaired) and every export read what is stored here, so they cannot disagree
 Declared here and nowhere else (``tests/webapp/test_figures_agree.py`` bans the rest):
 - which runs count: a run disqualified by review counts as no medal (``NO_MEDAL``,
   ``DISQUALIFIED``, ``disqualified_run_ids``, ``counted_reports``);
-- the clean subset: the competitions the curation leaves out (``clean_subset_excluded``);
+- the clean subset: the competitions the curation leaves out (``clean_subset_excluded``),
+  and which requests ask for it (``wants_clean_subset``);
 - the splits: a split is figured when every one of its competitions has a run, missing
   seeds counting as failures (``figures_for``);
 - what decides one competition between two experiments (``competition_tallies``, from
@@ -50,6 +51,15 @@ def disqualified_run_ids(experiment_id: int) -> set[int]:
             run__experiment_id=experiment_id, status=RunCheck.Status.DISQUALIFIED
         ).values_list("run_id", flat=True)
     )
+
+
+# The values of ``?clean=`` that ask for the clean subset, on every page and the API.
+CLEAN_SUBSET_VALUES = ("1", "true", "on", "yes")
+
+
+def wants_clean_subset(query) -> bool:
+    """Whether a request's query (``?clean=1``) asks for the clean subset's figures."""
+    return query.get("clean", "") in CLEAN_SUBSET_VALUES
 
 
 def clean_subset_excluded() -> set[str]:

@@ -15,6 +15,7 @@ from benchmark.splits import (
     split_label,
 )
 from webapp.jinja import url_for_each
+from webapp.results.aggregates import wants_clean_subset
 from webapp.results.selectors import experiments_visible_to
 
 TRI_STATE_FILTERS = ("internet_access", "test_feedback", "source_available", "known_leakage")
@@ -64,7 +65,7 @@ class LeaderboardFilters:
             since=date("since"),
             until=date("until"),
             flags=flags,
-            clean=query.get("clean", "") in ("1", "true", "on", "yes"),
+            clean=wants_clean_subset(query),
             integrity=query.get("integrity", "")
             if query.get("integrity") in INTEGRITY_FILTERS
             else "",

@@ -395,31 +395,38 @@ def competition_table(experiment: Experiment, seeds_of: str = "") -> dict:
     return table
 
 
-def _any_medal_figures(experiment: Experiment) -> dict:
+def _any_medal_figures(experiment: Experiment, *, clean: bool = False) -> dict:
     """split -> Any Medal % as ``benchmark.aggregate`` computed it (mean, standard_error,
-    ...): from the aggregate's small ``summary`` (the full figures are not decoded), or
-    from the figures for an aggregate stored without a summary."""
+    ...), of all competitions or of the clean subset: from the aggregate's small summary
+    (the full figures are not decoded), or from the figures for an aggregate stored
+    without a summary."""
     aggregate = getattr(experiment, "aggregate", None)
     if aggregate is None:
         return {}
-    if aggregate.summary or not aggregate.n_reports:
-        return aggregate.summary
+    summary = aggregate.clean_summary if clean else aggregate.summary
+    if summary or not aggregate.n_reports:
+        return summary
     return {
         split: (figures.get("metrics") or {}).get("any_medal_percentage")
-        for split, figures in split_figures(experiment).items()
+        for split, figures in split_figures(experiment, clean=clean).items()
     }
 
 
-def split_parts(experiments: list[Experiment], split: str, parts: tuple[str, ...]) -> dict:
+def split_parts(
+    experiments: list[Experiment], split: str, parts: tuple[str, ...], *, clean: bool = False
+) -> dict:
     """experiment id -> {part: its value in the figures of ``split``} for the ``parts``
-    asked for (e.g. "funnel", "pass_at_k"), read from the database without the rest of
-    the figures (a few KB of some 280 KB per experiment at 67 seeds)."""
+    asked for (e.g. "funnel", "pass_at_k"), of all competitions or of the clean subset,
+    read from the database without the rest of the figures (a few KB of some 280 KB per
+    experiment at 67 seeds)."""
     from django.db.models.fields.json import KeyTransform
 
     from webapp.results.models import ExperimentAggregate
 
+    field = "clean_figures" if clean else "figures"
+
     def part(name):
-        return KeyTransform(name, KeyTransform(split, KeyTransform("splits", "figures")))
+        return KeyTransform(name, KeyTransform(split, KeyTransform("splits", field)))
 
     rows = ExperimentAggregate.objects.filter(
         experiment_id__in=[e.pk for e in experiments]
@@ -430,12 +437,13 @@ def split_parts(experiments: list[Experiment], split: str, parts: tuple[str, ...
     return out
 
 
-def any_medal_by_split(experiment: Experiment) -> dict:
-    """Any Medal % (mean, SEM) per split: from the experiment's reports when it has them,
-    else as published (with the footnotes marking each figure). Each value says which
-    (``"source"``: "reports" or "published")."""
+def any_medal_by_split(experiment: Experiment, *, clean: bool = False) -> dict:
+    """Any Medal % (mean, SEM) per split: from the experiment's reports when it has them
+    (of the clean subset with ``clean``), else as published (with the footnotes marking
+    each figure; published figures cannot be recomputed on a subset). Each value says
+    which (``"source"``: "reports" or "published")."""
     out = {}
-    for split, metric in _any_medal_figures(experiment).items():
+    for split, metric in _any_medal_figures(experiment, clean=clean).items():
         if metric and metric.get("mean") is not None:
             out[split] = {
                 "mean": metric["mean"],
@@ -466,7 +474,7 @@ def published_footnotes(experiment: Experiment) -> list[str]:
 
 
 def _pairwise_comparisons(
-    experiments: list[Experiment], by_split: dict, split: str, splits: list[str]
+    experiments: list[Experiment], by_split: dict, split: str, splits: list[str], clean: bool
 ) -> list[dict]:
     """The first experiment against each other one. When both have reports on ``split``:
     a paired bootstrap over that split's competitions (``"kind": "paired"``). Otherwise
@@ -490,7 +498,7 @@ def _pairwise_comparisons(
                 if stored is None:
                     # The counts the split's figures were computed from: the same runs
                     # counted, the same seeds, so the medal rates average to the figures.
-                    stored = split_parts(experiments, split, ("per_competition",))
+                    stored = split_parts(experiments, split, ("per_competition",), clean=clean)
                     catalogue = load_catalogue(include_demo=True)
                 a, b = (
                     competition_tallies(stored[e.pk].get("per_competition"), catalogue)
@@ -522,18 +530,20 @@ def experiments_chosen(user, raw_ids: str) -> tuple[list[Experiment], list[int]]
     return [found[i] for i in ids if i in found], [i for i in ids if i not in found]
 
 
-def comparison_of(experiments: list[Experiment], split: str = "") -> dict:
+def comparison_of(experiments: list[Experiment], split: str = "", *, clean: bool = False) -> dict:
     """What the compare page and ``/api/compare/`` show for the same selection: the splits
     every experiment has a figure on, the split compared (``split`` when common, else the
-    first common one), each experiment's Any Medal % per split and the comparisons."""
-    by_split = {e.pk: any_medal_by_split(e) for e in experiments}
+    first common one), each experiment's Any Medal % per split and the comparisons; of
+    the clean subset with ``clean``."""
+    by_split = {e.pk: any_medal_by_split(e, clean=clean) for e in experiments}
     common = [s for s in SPLIT_PREFERENCE if all(s in by_split[e.pk] for e in experiments)]
     chosen = split if split in common else default_split(common)
     return {
         "split": chosen,
         "common_splits": common,
         "by_split": by_split,
-        "comparisons": _pairwise_comparisons(experiments, by_split, chosen, common)
+        "clean": clean,
+        "comparisons": _pairwise_comparisons(experiments, by_split, chosen, common, clean)
         if common
         else [
             {"a": experiments[0].name, "b": e.name, "error": "no split in common", "kind": ""}
