@@ -239,6 +239,20 @@ def compared(client, a, b, c, clean: str, out: dict) -> None:
         r["competition_id"]: (r["result"], f"{r['a_medal_rate']:.2f}", f"{r['b_medal_rate']:.2f}")
         for r in paired["per_competition"]
     }
+    # Each competition's page counts the same medals for the compared experiments (a
+    # disqualified run's struck, not counted).
+    if not clean:
+        for row in paired["per_competition"]:
+            scores = page(client, f"/competitions/{row['competition_id']}/").of(id="agent-scores")
+            for e, rate in ((a, row["a_medal_rate"]), (b, row["b_medal_rate"])):
+                mine = [
+                    r["cells"]
+                    for r in scores
+                    if r["cells"][0]["text"].startswith(f"{e.name} (seed")
+                ]
+                medals = sum(cells[3]["text"] in ("gold", "silver", "bronze") for cells in mine)
+                seeds = e.aggregate.figures["splits"][SPLIT]["num_seeds_averaged"]
+                assert medals == round(rate * seeds), (row["competition_id"], e.name, mine)
     # Its medal rates average to the split's figure.
     rates = [r["a_medal_rate"] for r in paired["per_competition"]]
     assert 100 * sum(rates) / len(rates) == pytest.approx(by_split[str(a.pk)][SPLIT]["mean"])

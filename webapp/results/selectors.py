@@ -125,10 +125,16 @@ def medal_of(report) -> str:
 
 def agent_scores_on_competition(competition, *, user) -> list[dict]:
     """Every visible current report on ``competition``, best score first (the metric's
-    direction), runs without a score last."""
+    direction), runs without a score last; ``disqualified`` for a run disqualified by
+    review (its medal counts as none)."""
+    from django.db.models import BooleanField, ExpressionWrapper
+
+    from webapp.results.aggregates import DISQUALIFIED
+
     visible = experiments_visible_to(user).values("pk")
     reports = (
         GradeReport.objects.filter(competition=competition, is_current=True, experiment__in=visible)
+        .annotate(disqualified=ExpressionWrapper(DISQUALIFIED, output_field=BooleanField()))
         .select_related("experiment__agent__scaffold", "experiment__agent__model")
         .order_by("experiment__name", "seed")
     )
@@ -144,7 +150,9 @@ def agent_scores_on_competition(competition, *, user) -> list[dict]:
             "score": r.score,
             "score_text": format_score(r.score),
             "submission_exists": r.submission_exists,
+            # A disqualified run's medal counts as none: shown struck, as on its experiment.
             "medal": medal_of(r),
+            "disqualified": bool(r.disqualified),
             "percentile": r.percentile,
             "above_median": r.above_median,
         }
