@@ -81,3 +81,25 @@ def test_compare_page_and_api_agree(client, tmp_path):
         assert f'data-competition="{row["competition_id"]}" data-result="{row["result"]}"' in page
     # The figures shown are those of the compared split.
     assert 'id="compare-funnels"' in page and 'id="compare-pass-at-k"' in page
+
+
+def test_figures_stored_before_the_levels_are_compared_once_recomputed(client, tmp_path):
+    """Figures stored by an earlier version carry no outcome levels: compare says they are
+    being recomputed (the migration marked them due) instead of guessing a verdict."""
+    from webapp.results.aggregates import experiment_aggregate_refresh
+    from webapp.results.models import ExperimentAggregate
+
+    catalogue_sync()
+    import_runs(tmp_path / "runs", {"a": 2, "b": 2}, seed=13)
+    a, b = Experiment.objects.order_by("pk")
+    aggregate = ExperimentAggregate.objects.get(experiment=a)
+    for row in aggregate.figures["splits"]["low"]["per_competition"]:
+        del row["level_sum"], row["mean_score"]
+    aggregate.save()
+    query = {"experiments": f"{a.pk},{b.pk}", "split": "low"}
+    (comparison,) = client.get("/api/compare/", query).json()["comparisons"]
+    assert "being recomputed" in comparison["error"]
+    assert client.get("/compare/", query).status_code == 200
+    experiment_aggregate_refresh(a.pk)
+    (comparison,) = client.get("/api/compare/", query).json()["comparisons"]
+    assert "error" not in comparison and comparison["kind"] == "paired"
