@@ -40,6 +40,11 @@ def test_every_page_is_in_the_navigation():
     listed = set(pages(config["nav"]))
     on_disk = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")}
     assert on_disk == listed
+    # The README's and the docs home's "where to go next" lead to every page.
+    readme = {t.removeprefix("docs/") for t in LINK.findall(README.read_text(encoding="utf-8"))}
+    home = set(LINK.findall((ROOT / "docs" / "index.md").read_text(encoding="utf-8")))
+    assert listed - {"index.md"} <= readme, listed - {"index.md"} - readme
+    assert listed - {"index.md"} <= home, listed - {"index.md"} - home
 
 
 @pytest.mark.slow
