@@ -6,12 +6,12 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test venv setup images lint bench clean
+.PHONY: run test venv setup docs images lint bench clean
 
 $(BIN)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,docs]'
 	touch $@
 
 venv: $(BIN)/.installed
@@ -23,7 +23,7 @@ $(VAR_DIR)/secret_key: | $(BIN)/.installed
 	umask 077 && $(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(50))' > $@.tmp
 	mv $@.tmp $@
 
-setup: venv $(VAR_DIR)/secret_key
+setup: venv $(VAR_DIR)/secret_key docs
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_catalogue
 	$(BIN)/python manage.py load_demo
@@ -33,7 +33,12 @@ setup: venv $(VAR_DIR)/secret_key
 run: setup
 	HOST=$(HOST) PORT=$(PORT) BIN=$(BIN) sh scripts/serve.sh
 
-test: venv
+# The documentation site (mkdocs.yml): --strict turns a broken link into a failure. The
+# site serves what this builds at /docs/.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $(VAR_DIR)/docs
+
+test: venv docs
 	bash scripts/test-deps.sh
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 

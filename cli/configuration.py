@@ -1,5 +1,5 @@
 """``mleboard config``: the configuration table (rendered from ``config.variables``), written
-into the README, and a check of the variables set in this environment."""
+into the docs' configuration page, and a check of the variables set in this environment."""
 
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ from pathlib import Path
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "config",
-        help="print the configuration table, write it into the README, or check the environment",
+        help="print the configuration table, write it into its docs page, or check the environment",
         description="Print the table of the environment variables mleboard reads (from their "
-        "one declaration, config/variables.py); --write puts it into a README between its "
-        "markers; --check reports every variable set here to a value mleboard refuses.",
+        "one declaration, config/variables.py); --write puts it into a page between its "
+        "markers (docs/configuration.md); --check reports every variable set here to a value mleboard refuses.",
     )
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write", metavar="README", type=Path, help="rewrite README's table")
+    mode.add_argument(
+        "--write", metavar="PAGE", type=Path, help="rewrite PAGE's table (docs/configuration.md)"
+    )
     mode.add_argument(
         "--check", action="store_true", help="check the variables set in this environment"
     )
@@ -26,7 +28,7 @@ def register(subparsers) -> None:
 
 def cmd_config(args: argparse.Namespace) -> int:
     from config import check_environment
-    from config.readme import render_table, rewrite
+    from config.reference import render_table, rewrite
 
     if args.check:
         problems = check_environment()

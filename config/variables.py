@@ -3,13 +3,13 @@ meaning and whether it is internal (set by mleboard itself, or a contract betwee
 parts, not for operators).
 
 Everything asks this declaration: the settings, the runner, the command line, the process
-launcher (``webapp/processes.py``), and the README's configuration table, which
-``mleboard config --write README.md`` renders from it. ``tests/test_configuration.py``
-fails when a name read anywhere (Python, scripts, compose.yaml) is not declared here, or
-when the README's table differs from the rendering.
+launcher (``webapp/processes.py``), and the docs' configuration table, which
+``mleboard config --write docs/configuration.md`` renders from it.
+``tests/test_configuration.py`` fails when a name read anywhere (Python, scripts,
+compose.yaml) is not declared here, or when the page's table differs from the rendering.
 
 Add a variable by adding a ``Variable`` below (in its section), then read it with
-``config.env(NAME)`` and rerun ``mleboard config --write README.md``.
+``config.env(NAME)`` and rerun ``mleboard config --write docs/configuration.md``.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ class Variable:
     # The value when unset (or set to an empty string, unless ``empty_is_unset`` is off);
     # ``Computed`` for defaults that depend on the machine or on other variables.
     default: Any
-    # The README's "default" column, in Markdown.
+    # The configuration page's "default" column, in Markdown.
     shown: str
-    # The README's "meaning" column, in Markdown.
+    # The configuration page's "meaning" column, in Markdown.
     meaning: str
     section: str
     # Set by mleboard for its own processes, or a contract between its parts (the agent's
@@ -1045,7 +1045,7 @@ def declared(name: str) -> Variable:
     except KeyError:
         raise ConfigurationError(
             f"{name} is not a declared configuration variable: declare it in "
-            "config/variables.py (and run `mleboard config --write README.md`)"
+            "config/variables.py (and run `mleboard config --write docs/configuration.md`)"
         ) from None
 
 

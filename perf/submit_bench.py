@@ -246,7 +246,9 @@ def main() -> int:
         proc.communicate()
         uploads = json.load(urllib.request.urlopen(request))["uploads"]
         if not uploads:
-            print(f"the second upload ended (exit {proc.returncode}) before it was 40% sent: no resume measured; use a larger --gib")
+            print(
+                f"the second upload ended (exit {proc.returncode}) before it was 40% sent: no resume measured; use a larger --gib"
+            )
             return 0
         print(f"interrupted with SIGINT: exit code {proc.returncode} (3 = resumable)")
         offset, key_url = uploads[0]["offset"], uploads[0]["url"]

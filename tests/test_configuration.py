@@ -1,6 +1,6 @@
 """One way to read configuration (config/): every environment variable read anywhere in the
-project is declared once, read through the same parsers, and documented in the README's
-table as the declaration renders it.
+project is declared once, read through the same parsers, and documented in the docs'
+configuration page (docs/configuration.md) as the declaration renders it.
 
 The scan reads the source as a reviewer would: Python (``os.environ``/``getenv`` reads,
 ``config.env`` calls, and every ``MLEBOARD_*`` name written anywhere), the shell scripts,
@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from config import ConfigurationError, check_environment, env, parsers
-from config.readme import current_block, render_table, rewrite
+from config.reference import PAGE, current_block, render_table, rewrite
 from config.variables import BY_NAME, VARIABLES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -208,7 +208,7 @@ def test_every_name_read_anywhere_is_declared():
     )
     assert not undeclared, (
         "read but not declared in config/variables.py (declare it there, with its parser, "
-        "default and meaning, then run `mleboard config --write README.md`):\n"
+        "default and meaning, then run `mleboard config --write docs/configuration.md`):\n"
         + "\n".join(undeclared)
     )
 
@@ -233,16 +233,25 @@ def test_documented_variables_are_read_through_the_declaration():
     assert not raw, "read without config.env:\n" + "\n".join(raw)
 
 
-# --- the README -----------------------------------------------------------------------
+# --- the configuration page ------------------------------------------------------------
 
 
-def test_the_readme_table_is_the_declaration_rendered():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = current_block(readme)
-    assert block is not None, "the README lost its configuration table markers"
+def test_the_docs_table_is_the_declaration_rendered():
+    page = (ROOT / PAGE).read_text(encoding="utf-8")
+    block = current_block(page)
+    assert block is not None, f"{PAGE} lost its configuration table markers"
     assert render_table() in block, (
-        "README.md's configuration table differs from config/variables.py: run "
-        "`mleboard config --write README.md`"
+        f"{PAGE}'s configuration table differs from config/variables.py: run "
+        f"`mleboard config --write {PAGE}`"
+    )
+
+
+def test_the_readme_holds_no_copy_of_the_table():
+    """The table is declared once: a README with its own copy would go stale."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert current_block(readme) is None and "| `MLEBOARD_" not in readme, (
+        f"README.md has a configuration table again; it lives in {PAGE} "
+        f"(`mleboard config --write {PAGE}`)"
     )
 
 
@@ -254,8 +263,8 @@ def test_every_documented_variable_is_in_the_table_and_no_internal_one():
 
 
 def test_the_writer_rewrites_only_the_table(tmp_path):
-    readme = tmp_path / "README.md"
-    stale = current_block((ROOT / "README.md").read_text()).replace("| `DEBUG` |", "| `DEBUGS` |")
+    readme = tmp_path / "configuration.md"
+    stale = current_block((ROOT / PAGE).read_text()).replace("| `DEBUG` |", "| `DEBUGS` |")
     readme.write_text("before\n" + stale + "\nafter")
     assert rewrite(readme) is True
     text = readme.read_text()

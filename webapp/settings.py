@@ -201,6 +201,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
+# The documentation site as `make docs` builds it (mkdocs.yml), served at /docs/.
+DOCS_ROOT = VAR_DIR / "docs"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Plotly's JS is served from the plotly package itself: no CDN, no copy in our tree.
 STATICFILES_DIRS = [

@@ -2,12 +2,17 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from webapp import admin_links, api_docs
+from webapp import admin_links, api_docs, docs_site
 from webapp.competitions import views as competition_views
 from webapp.results import analysis_pages, upload_views
 from webapp.results import views as result_views
 from webapp.runs import run_urls
 from webapp.runs import views as run_views
+
+# The admin says whose it is (Django's default is "Django administration").
+admin.site.site_header = "mleboard administration"
+admin.site.site_title = "mleboard admin"
+admin.site.index_title = "Curation, review and the site's people"
 
 urlpatterns = [
     path("", result_views.home, name="home"),
@@ -53,4 +58,6 @@ urlpatterns = [
     path("api/schema/", api_docs.SchemaView.as_view(), name="api-schema"),
     path("api/docs/", api_docs.swagger_view, name="api-docs"),
     path("api/redoc/", api_docs.redoc_view, name="api-redoc"),
+    path("docs/", docs_site.docs_page, name="docs"),
+    path("docs/<path:path>", docs_site.docs_page, name="docs-page"),
 ]

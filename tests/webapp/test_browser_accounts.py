@@ -54,7 +54,7 @@ def test_sign_up_verify_then_sign_in(page, live_server, settings):
     assert "Sign out nia" in page.content()
     # A new account may upload (the page opens), and may not launch agent runs.
     assert page.goto(live_server.url + "/uploads/new/").status == 200
-    assert page.goto(live_server.url + "/runs/new/").status in (403, 404)  # not offered
+    assert page.goto(live_server.url + "/runs/new/").status == 403  # names the permission
 
 
 def test_closed_and_invite_only_sign_up(page, live_server, settings, django_user_model):

@@ -6,6 +6,7 @@ one is not; a reviewer opens the side-by-side view and disqualifies the copy; th
 experiment's figures drop by that medal and the leaderboard says so."""
 
 import json
+import re
 
 import pytest
 
@@ -79,7 +80,7 @@ def test_upload_graded_checked_flagged_reviewed_and_figures_change(
     user.fill("input[name=scaffold]", "seeded")
     user.fill("input[name=model]", "none")
     user.click("#upload-form button[type=submit]")
-    user.wait_for_url("**/uploads/*/")
+    user.wait_for_url(re.compile(r".*/uploads/\d+/$"), timeout=120000)
     user.wait_for_function(
         "document.getElementById('up-status').textContent === 'graded'", timeout=120000
     )

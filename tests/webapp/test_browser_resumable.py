@@ -40,11 +40,21 @@ def test_a_reloaded_upload_page_continues_the_upload(
         files[f"{run}/logs/run.log"] = os.urandom(2 * 1024 * 1024)  # 8 MiB in all: 32 pieces
     archive = ab.write_file(tmp_path / "runs.tar", ab.tar_bytes(files))
     length = archive.stat().st_size
-    # Each piece takes a moment, as over a real network, so the reload lands mid-upload.
-    page.route(
-        "**/api/uploads/tus/*/",
-        lambda route: (page.wait_for_timeout(60), route.continue_()),
-    )
+    # The connection drops after a quarter of the pieces: later pieces never reach the site,
+    # so the reload lands mid-upload however fast or slow the machine is.
+    quarter = (length // 4) // resumable.BROWSER_CHUNK_BYTES + 1
+    sent = []
+
+    def network(route):
+        if route.request.method != "PATCH":
+            route.continue_()
+        elif len(sent) < quarter:
+            sent.append(1)
+            route.continue_()
+        else:
+            route.abort()
+
+    page.route("**/api/uploads/tus/*/", network)
 
     def fill_form():
         page.set_input_files("input[name=archive]", str(archive))
@@ -60,6 +70,8 @@ def test_a_reloaded_upload_page_continues_the_upload(
     page.reload()
     # The site lists what it has of the upload; the file is chosen again.
     page.wait_for_selector("#unfinished:not([hidden])")
+    page.unroute("**/api/uploads/tus/*/")
+    page.console_errors.clear()  # the pieces the dropped connection refused
     received = PartialUpload.objects.get().offset
     assert 0 < received < length
     assert "Choose the same file to continue" in page.locator("#unfinished").inner_text()

@@ -10,9 +10,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from rest_framework.throttling import ScopedRateThrottle
 
 from webapp.bad_input import parse_json
-from webapp.results import selectors
+from webapp.results import resumable, selectors
 from webapp.results.leaderboard import filter_choices
-from webapp.results.resumable import BROWSER_CHUNK_BYTES
 from webapp.results.upload_api import UploadCreateApi
 from webapp.results.upload_input import upload_metadata
 from webapp.results.uploads import upload_create
@@ -127,7 +126,11 @@ def upload_new(request):
     return render(
         request,
         "results/upload_new.html",
-        {"form": form, "chunk_bytes": BROWSER_CHUNK_BYTES, **filter_choices(request.user)},
+        {
+            "form": form,
+            "chunk_bytes": resumable.BROWSER_CHUNK_BYTES,
+            **filter_choices(request.user),
+        },
         status=status,
     )
 

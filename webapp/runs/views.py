@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from benchmark.splits import SPLIT_SLUGS, split_choices
 from runner.spec import MAX_GPUS
+from webapp.refusals import permission_refused
 from webapp.runs import hosts, selectors
 from webapp.runs.models import RunHost
 from webapp.runs.services import (
@@ -21,6 +22,7 @@ from webapp.runs.services import (
     launch_create_from_input,
     site_agents,
 )
+from webapp.visibility import Perm
 from webapp.work import heartbeat_interval
 
 PAPER_CPUS, PAPER_MEMORY_GIB, PAPER_GPUS = 36, 440, 1
@@ -119,7 +121,7 @@ def launch_list(request):
 @login_required
 def launch_new(request):
     if not selectors.can_launch(request.user):
-        raise Http404("You do not have the permission to launch agent runs.")
+        raise permission_refused(Perm.LAUNCH, "Launching agent runs")
     form = LaunchForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)

@@ -1,7 +1,8 @@
-"""The README's configuration table, rendered from the declaration (``config.variables``).
+"""The configuration reference (``docs/configuration.md``), rendered from the declaration
+(``config.variables``).
 
-``mleboard config --write README.md`` replaces the part of the README between the two
-markers below with ``render_table()``; ``tests/test_configuration.py`` fails when they
+``mleboard config --write docs/configuration.md`` replaces the part of the page between the
+two markers below with ``render_table()``; ``tests/test_configuration.py`` fails when they
 differ. Internal variables are not listed.
 """
 
@@ -13,9 +14,11 @@ from config.variables import SECTIONS, VARIABLES
 
 BEGIN = (
     "<!-- configuration table: rendered from config/variables.py by "
-    "`mleboard config --write README.md`; edit it there -->"
+    "`mleboard config --write docs/configuration.md`; edit it there -->"
 )
 END = "<!-- end of the configuration table -->"
+# Where the table lives, relative to the checkout.
+PAGE = "docs/configuration.md"
 
 
 def _cell(text: str) -> str:
@@ -41,22 +44,25 @@ def block() -> str:
     return f"{BEGIN}\n{render_table()}{END}"
 
 
-def current_block(readme: str) -> str | None:
-    """The README's block between the markers (markers included), or None without them."""
-    start = readme.find(BEGIN)
-    end = readme.find(END, start)
+def current_block(page: str) -> str | None:
+    """The page's block between the markers (markers included), or None without them."""
+    start = page.find(BEGIN)
+    end = page.find(END, start)
     if start < 0 or end < 0:
         return None
-    return readme[start : end + len(END)]
+    return page[start : end + len(END)]
 
 
 def rewrite(path: Path) -> bool:
-    """Write the rendered table into the README at ``path``; True when it changed.
-    Raises ``ValueError`` when the README has no markers."""
+    """Write the rendered table into the page at ``path``; True when it changed.
+    Raises ``ValueError`` when the page has no markers."""
     text = path.read_text(encoding="utf-8")
     old = current_block(text)
     if old is None:
-        raise ValueError(f"{path} has no configuration table markers ({BEGIN!r} ... {END!r})")
+        raise ValueError(
+            f"{path} has no configuration table markers ({BEGIN!r} ... {END!r}); the table "
+            f"lives in {PAGE}"
+        )
     new = text.replace(old, block())
     if new != text:
         path.write_text(new, encoding="utf-8")
