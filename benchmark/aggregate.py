@@ -21,6 +21,7 @@ no submission (MLE-bench: as many seeds as the competition with the most reports
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmark.catalogue import COMPLEXITIES, CompetitionFacts, load_catalogue, normalise_split
+from benchmark.compare import level_of
 from benchmark.passk import pass_at_k_curve
 from benchmark.reports import CompetitionReport, read_grading_report
 
@@ -152,7 +154,8 @@ def aggregate(
     ``metrics``, ``counts``, ``missing_runs``), ``by_category`` and ``by_complexity``
     (group -> ``num_competitions`` and ``metrics``), ``funnel`` (stages with ``mean``,
     SE, CI and ``runs``), ``pass_at_k`` (``metric``, ``n``, ``values`` of ``k`` and
-    ``percentage``), ``per_competition`` (counts per competition), ``warnings``.
+    ``percentage``), ``per_competition`` (counts per competition, with ``level_sum`` and
+    ``mean_score``, what a comparison decides a competition on), ``warnings``.
     """
     split_name = normalise_split(split)
     catalogue = load_catalogue(include_demo=True) if catalogue is None else catalogue
@@ -346,6 +349,17 @@ def _per_competition(seeds: list[Seed], competitions: list[CompetitionFacts]) ->
             "missing_runs": sum(runs[facts.id] is None for _, runs in seeds),
         }
         row.update({name: sum(o[name] for o in outcomes) for name, _ in OUTCOMES})
+        runs = [runs[facts.id] for _, runs in seeds]
+        # What decides one competition between two experiments (``benchmark.compare``):
+        # the outcome levels summed over the seeds (a missing run is level none), then
+        # the mean of the finite scores (None when no run has one).
+        row["level_sum"] = sum(level_of(run) for run in runs)
+        scores = [
+            float(run.score)
+            for run in runs
+            if run is not None and run.score is not None and math.isfinite(run.score)
+        ]
+        row["mean_score"] = sum(scores) / len(scores) if scores else None
         rows.append(row)
     return rows
 

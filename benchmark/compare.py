@@ -20,6 +20,24 @@ import numpy as np
 
 # Outcome levels, for per-competition win/tie/loss: the best thing that happened.
 LEVELS = {"none": 0, "valid": 1, "above_median": 2, "bronze": 3, "silver": 4, "gold": 5}
+# What people read for each level, lowest first.
+LEVEL_LABELS = {
+    "none": "no valid submission",
+    "valid": "valid",
+    "above_median": "above median",
+    "bronze": "bronze",
+    "silver": "silver",
+    "gold": "gold",
+}
+# How one competition is decided between two experiments, in words: every page and the
+# API say this rule, ``decide`` applies it.
+DECISION_RULE = (
+    "a competition is won on the medal level (the mean over seeds of each run's best "
+    "outcome: "
+    + ", ".join(f"{LEVEL_LABELS[name]} {value}" for name, value in LEVELS.items())
+    + "), then, when the levels are equal, on the mean score in the metric's direction; "
+    "equal on both (or no score to compare) is a tie"
+)
 
 
 @dataclass(frozen=True)
@@ -28,6 +46,7 @@ class SeedResult:
 
     any_medal: bool
     level: int  # one of LEVELS' values
+    score: float | None = None  # None: no (finite) score
 
 
 def outcome_level(
@@ -42,6 +61,32 @@ def outcome_level(
     if above_median:
         return LEVELS["above_median"]
     return LEVELS["valid"] if valid else LEVELS["none"]
+
+
+def level_of(report) -> int:
+    """The outcome level of one graded run (a ``CompetitionReport``; None, a missing run,
+    is level none)."""
+    if report is None:
+        return LEVELS["none"]
+    return outcome_level(
+        valid=bool(report.valid_submission),
+        above_median=bool(report.above_median),
+        bronze=bool(report.bronze_medal),
+        silver=bool(report.silver_medal),
+        gold=bool(report.gold_medal),
+    )
+
+
+def level_text(mean_level: float) -> str:
+    """A mean level in words: the level's name when every seed reached it, else the mean
+    ("3.67, between bronze and silver")."""
+    names = list(LEVELS)
+    low = int(math.floor(mean_level + 1e-9))
+    if abs(mean_level - low) < 1e-9:
+        return LEVEL_LABELS[names[low]]
+    return (
+        f"{mean_level:.2f}, between {LEVEL_LABELS[names[low]]} and {LEVEL_LABELS[names[low + 1]]}"
+    )
 
 
 def _binomial_cdfs(medals: np.ndarray, seeds: np.ndarray) -> np.ndarray:
@@ -145,6 +190,7 @@ class Comparison:
             "ties": self.ties,
             "losses": self.losses,
             "sentence": self.sentence(),
+            "decision_rule": DECISION_RULE,
             "per_competition": list(self.per_competition),
             "n_bootstrap": self.n_bootstrap,
         }
@@ -176,14 +222,37 @@ class CompetitionTally:
     seeds: int
     medals: int
     level_sum: int
+    mean_score: float | None = None  # over the seeds with a finite score
+    lower_is_better: bool = False
+
+    @property
+    def mean_level(self) -> float:
+        return self.level_sum / self.seeds
 
 
-def tally(outcomes: Sequence[SeedResult]) -> CompetitionTally:
+def tally(outcomes: Sequence[SeedResult], lower_is_better: bool = False) -> CompetitionTally:
+    scores = [o.score for o in outcomes if o.score is not None and math.isfinite(o.score)]
     return CompetitionTally(
         seeds=len(outcomes),
         medals=sum(o.any_medal for o in outcomes),
         level_sum=sum(o.level for o in outcomes),
+        mean_score=sum(scores) / len(scores) if scores else None,
+        lower_is_better=lower_is_better,
     )
+
+
+def decide(a: CompetitionTally, b: CompetitionTally) -> tuple[str, str]:
+    """One competition between two experiments (``DECISION_RULE``): ("win" | "loss" |
+    "tie", for A) and what decided it ("medal level", "score" or "" for a tie)."""
+    if abs(a.mean_level - b.mean_level) > 1e-9:
+        return ("win" if a.mean_level > b.mean_level else "loss"), "medal level"
+    if a.mean_score is None or b.mean_score is None:
+        return "tie", ""
+    # Equal to within rounding noise of the two means: a tie.
+    if math.isclose(a.mean_score, b.mean_score, rel_tol=1e-9, abs_tol=1e-12):
+        return "tie", ""
+    a_better = (a.mean_score < b.mean_score) == a.lower_is_better
+    return ("win" if a_better else "loss"), "score"
 
 
 def compare_experiments(
@@ -222,7 +291,8 @@ def compare_tallies(
 ) -> Comparison:
     """``compare_experiments`` from per-competition counts (which is all the statistics
     need: 0/1 medal outcomes resampled within a competition are binomial, and the win/tie/
-    loss verdicts compare mean levels), e.g. counted by the database.
+    loss verdicts compare mean levels, then mean scores: ``decide``), e.g. the
+    per-competition counts of ``benchmark.aggregate``.
 
     10,000 bootstrap samples: the Monte Carlo error of the interval's 2.5% and 97.5% ends is
     about 2.7 / sqrt(10,000) = 0.03 standard deviations of the bootstrap distribution
@@ -250,26 +320,28 @@ def compare_tallies(
     p_value = sign_flip_p_value(rate_a - rate_b, rng)
 
     per_competition = []
-    wins = ties = losses = 0
+    verdicts = {"win": 0, "tie": 0, "loss": 0}
     for i, competition in enumerate(shared):
-        level_a = tallies_a[competition].level_sum / tallies_a[competition].seeds
-        level_b = tallies_b[competition].level_sum / tallies_b[competition].seeds
-        if abs(level_a - level_b) < 1e-9:
-            verdict, ties = "tie", ties + 1
-        elif level_a > level_b:
-            verdict, wins = "win", wins + 1
-        else:
-            verdict, losses = "loss", losses + 1
+        a, b = tallies_a[competition], tallies_b[competition]
+        verdict, decided_by = decide(a, b)
+        verdicts[verdict] += 1
         per_competition.append(
             {
                 "competition_id": competition,
                 "a_medal_rate": float(rate_a[i]),
                 "b_medal_rate": float(rate_b[i]),
-                "a_level": level_a,
-                "b_level": level_b,
+                "a_level": a.mean_level,
+                "b_level": b.mean_level,
+                "a_level_text": level_text(a.mean_level),
+                "b_level_text": level_text(b.mean_level),
+                "a_score": a.mean_score,
+                "b_score": b.mean_score,
+                "lower_is_better": a.lower_is_better,
                 "result": verdict,
+                "decided_by": decided_by,
             }
         )
+    wins, ties, losses = verdicts["win"], verdicts["tie"], verdicts["loss"]
     return Comparison(
         a=name_a,
         b=name_b,

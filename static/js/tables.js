@@ -32,6 +32,8 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
   form.addEventListener("change", function () { button.disabled = picked().length < 2; });
   form.addEventListener("submit", function (event) {
     event.preventDefault();
-    window.location = form.action + "?experiments=" + picked().join(",");
+    // The subset shown (the clean one) is kept.
+    var clean = form.querySelector("input[name=clean]");
+    window.location = form.action + "?experiments=" + picked().join(",") + (clean ? "&clean=" + clean.value : "");
   });
 })();

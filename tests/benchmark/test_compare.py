@@ -125,3 +125,43 @@ def test_comparison_from_counts_is_the_comparison_from_outcomes():
         seed=2,
     )
     assert from_counts == from_outcomes
+
+
+def test_a_competition_is_decided_on_the_medal_level_then_the_score():
+    from benchmark.compare import CompetitionTally, compare_tallies, decide
+
+    gold = CompetitionTally(seeds=2, medals=2, level_sum=10, mean_score=0.95)
+    bronze = CompetitionTally(seeds=2, medals=2, level_sum=6, mean_score=0.99)
+    # Both won a medal every time (1.00 vs 1.00): the level decides, whatever the score.
+    assert decide(gold, bronze) == ("win", "medal level")
+    assert decide(bronze, gold) == ("loss", "medal level")
+    # Equal levels: the mean score, in the metric's direction.
+    higher = CompetitionTally(seeds=2, medals=2, level_sum=10, mean_score=0.97)
+    assert decide(higher, gold) == ("win", "score")
+    lower_better = CompetitionTally(2, 2, 10, mean_score=0.5, lower_is_better=True)
+    assert decide(lower_better, CompetitionTally(2, 2, 10, 0.6, True)) == ("win", "score")
+    # Equal on both, or no score to compare: a tie.
+    assert decide(gold, CompetitionTally(seeds=2, medals=2, level_sum=10, mean_score=0.95)) == (
+        "tie",
+        "",
+    )
+    assert decide(CompetitionTally(1, 0, 0), CompetitionTally(1, 0, 0)) == ("tie", "")
+
+    result = compare_tallies(
+        "A", {"x": gold, "y": higher}, "B", {"x": bronze, "y": gold}, n_bootstrap=200
+    ).to_dict()
+    rows = {r["competition_id"]: r for r in result["per_competition"]}
+    assert (rows["x"]["a_medal_rate"], rows["x"]["b_medal_rate"]) == (1.0, 1.0)
+    assert (rows["x"]["a_level_text"], rows["x"]["b_level_text"]) == ("gold", "bronze")
+    assert (rows["x"]["result"], rows["x"]["decided_by"]) == ("win", "medal level")
+    assert (rows["y"]["a_score"], rows["y"]["b_score"]) == (0.97, 0.95)
+    assert (rows["y"]["result"], rows["y"]["decided_by"]) == ("win", "score")
+    assert "medal level" in result["decision_rule"] and "tie" in result["decision_rule"]
+
+
+def test_a_mean_level_between_two_is_said_so():
+    from benchmark.compare import level_text
+
+    assert level_text(5.0) == "gold"
+    assert level_text(0.0) == "no valid submission"
+    assert level_text(11 / 3) == "3.67, between bronze and silver"

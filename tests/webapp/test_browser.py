@@ -131,7 +131,18 @@ def test_leaderboard_sort_filter_clean_subset_and_compare(page, live_server, two
     page.wait_for_selector("#compare-pass-at-k[data-rendered=true]", timeout=15000)
     verdict = page.locator("#verdicts li").first.inner_text()
     assert "95% CI" in verdict and ("beats" in verdict or "No clear difference" in verdict)
+    # Each competition shows what decided it: the medal level, then the score.
+    assert "medal level" in page.locator(".decision-rule").first.inner_text()
+    results = page.locator(".compare-per-competition tbody tr").first
+    assert results.locator("td.level").count() == 2 and results.locator("td.score").count() == 2
     shot(page, "compare")
+    # Compared from the clean subset's leaderboard, compare shows the clean subset too.
+    page.goto(live_server.url + "/?clean=1")
+    page.locator(".compare-pick").nth(0).check()
+    page.locator(".compare-pick").nth(1).check()
+    page.click("#compare-button")
+    page.wait_for_url("**/compare/?experiments=**clean=1**")
+    assert page.locator("#clean-notice").is_visible() and page.locator("#clean-subset").is_checked()
     assert page.console_errors == []
 
 

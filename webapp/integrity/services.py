@@ -454,14 +454,6 @@ def run_check_decide(check_id: int, *, decision: str, reason: str, user) -> RunC
     return RunCheck.objects.get(pk=check.pk)
 
 
-def disqualified_run_ids(experiment_id: int) -> set[int]:
-    return set(
-        RunCheck.objects.filter(
-            run__experiment_id=experiment_id, status=Status.DISQUALIFIED
-        ).values_list("run_id", flat=True)
-    )
-
-
 def integrity_counts(experiment_id: int) -> dict[str, int]:
     """Runs checked (any outcome but "not checked"), flagged (waiting for a person) and
     disqualified, for the leaderboard's integrity column."""

@@ -1,18 +1,34 @@
-"""Computing an experiment's figures once, when its reports change, with
-``benchmark.aggregate`` — the same function ``mleboard aggregate`` prints — so that every
-figure on a page equals what the command line gives for the same reports."""
+"""The one computation of every figure: which runs count, over which competitions, and
+what they add up to. An experiment's figures are computed once, when its reports or their
+review change, with ``benchmark.aggregate`` — the same function ``mleboard aggregate``
+prints — and stored; the leaderboard, the experiment page, compare (page and API, paired
+and unpaired) and every export read what is stored here, so they cannot disagree.
+
+Declared here and nowhere else (``tests/webapp/test_figures_agree.py`` bans the rest):
+- which runs count: a run disqualified by review counts as no medal (``NO_MEDAL``,
+  ``DISQUALIFIED``, ``disqualified_run_ids``, ``counted_reports``);
+- the clean subset: the competitions the curation leaves out (``clean_subset_excluded``),
+  and which requests ask for it (``wants_clean_subset``);
+- the splits: a split is figured when every one of its competitions has a run, missing
+  seeds counting as failures (``figures_for``);
+- what decides one competition between two experiments (``competition_tallies``, from
+  the stored per-competition counts).
+"""
 
 import dataclasses
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from benchmark.aggregate import AggregationError, aggregate
 from benchmark.catalogue import load_catalogue
+from benchmark.compare import CompetitionTally
 from benchmark.reports import REPORT_KEYS, CompetitionReport
 from benchmark.splits import RAN, SPLIT_SLUGS
 from webapp import page_cache
 from webapp.competitions.selectors import clean_subset_excluded_slugs
+from webapp.integrity.models import RunCheck
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport
 from webapp.work import send_on_commit
 
@@ -20,13 +36,40 @@ from webapp.work import send_on_commit
 REPORT_FIELDS = ("competition__slug", "seed", *REPORT_KEYS[1:])
 
 
-# A run disqualified by review (plagiarism, a rule broken) counts as no medal.
+# A run disqualified by review (plagiarism, a rule broken) counts as no medal; its score
+# and the rest of its report stand as graded.
 NO_MEDAL = {"any_medal": False, "gold_medal": False, "silver_medal": False, "bronze_medal": False}
+# Reports (``GradeReport``) of runs disqualified by review, for queries counted by the
+# database.
+DISQUALIFIED = Q(run__integrity__status=RunCheck.Status.DISQUALIFIED)
 
 
-def experiment_competition_reports(experiment_id: int) -> list[CompetitionReport]:
-    from webapp.integrity.services import disqualified_run_ids
+def disqualified_run_ids(experiment_id: int) -> set[int]:
+    """The experiment's runs disqualified by review."""
+    return set(
+        RunCheck.objects.filter(
+            run__experiment_id=experiment_id, status=RunCheck.Status.DISQUALIFIED
+        ).values_list("run_id", flat=True)
+    )
 
+
+# The values of ``?clean=`` that ask for the clean subset, on every page and the API.
+CLEAN_SUBSET_VALUES = ("1", "true", "on", "yes")
+
+
+def wants_clean_subset(query) -> bool:
+    """Whether a request's query (``?clean=1``) asks for the clean subset's figures."""
+    return query.get("clean", "") in CLEAN_SUBSET_VALUES
+
+
+def clean_subset_excluded() -> set[str]:
+    """The competitions the clean subset leaves out (the curation's)."""
+    return set(clean_subset_excluded_slugs())
+
+
+def counted_reports(experiment_id: int) -> list[CompetitionReport]:
+    """The experiment's current reports as every figure counts them: a disqualified run's
+    medals taken away (``NO_MEDAL``). What the reports exports give too."""
     disqualified = disqualified_run_ids(experiment_id)
     rows = GradeReport.objects.filter(experiment_id=experiment_id, is_current=True).values_list(
         "run_id", *REPORT_FIELDS
@@ -83,6 +126,27 @@ def figures_for(
     return {"splits": out}
 
 
+def competition_tallies(per_competition: list[dict], catalogue) -> dict[str, CompetitionTally]:
+    """competition id -> ``CompetitionTally`` from one split's stored ``per_competition``
+    rows (``benchmark.aggregate``): seeds as the split's figures count them (a missing run
+    is a seed with nothing), medals after review, outcome levels and mean score. Their
+    medal rates average to the split's Any Medal %. Raises ValueError for figures stored
+    before the levels were (they are recomputed by the sweeper)."""
+    out = {}
+    for row in per_competition or ():
+        if "level_sum" not in row:
+            raise ValueError("these figures are being recomputed; compare again in a minute")
+        facts = catalogue.get(row["competition_id"])
+        out[row["competition_id"]] = CompetitionTally(
+            seeds=row["runs"],
+            medals=row["any_medal"],
+            level_sum=row["level_sum"],
+            mean_score=row.get("mean_score"),
+            lower_is_better=bool(facts and facts.lower_is_better),
+        )
+    return out
+
+
 def summary_of(figures: dict) -> dict:
     """Per split: Any Medal % (mean, standard_error, ci_lower, ci_upper) and seeds."""
     out = {}
@@ -128,10 +192,10 @@ def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
 
     experiment = Experiment.objects.select_for_update().get(pk=experiment_id)
     due_since = experiment.figures_due_since
-    reports = experiment_competition_reports(experiment.pk)
+    reports = counted_reports(experiment.pk)
     catalogue = load_catalogue(include_demo=True)
     figures = figures_for(reports, catalogue)
-    clean = figures_for(reports, catalogue, clean_subset_excluded_slugs())
+    clean = figures_for(reports, catalogue, clean_subset_excluded())
     aggregate_row, _ = ExperimentAggregate.objects.update_or_create(
         experiment=experiment,
         defaults={

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from benchmark.reports import EXTRA_KEYS, REPORT_KEYS
 from webapp.results import selectors
+from webapp.results.aggregates import wants_clean_subset
 from webapp.results.leaderboard import TRI_STATE_FILTERS
 from webapp.results.models import Experiment, GradeReport
 
@@ -133,9 +134,10 @@ class LeaderboardApi(APIView):
 
 
 class CompareApi(APIView):
-    """``?experiments=a,b[,...]&split=all``: the first experiment against each other one,
-    with the paired bootstrap interval and sign-flip test, or per split from published
-    figures (the compare page's figures, for the same URL)."""
+    """``?experiments=a,b[,...]&split=all[&clean=1]``: the first experiment against each
+    other one, with the paired bootstrap interval and sign-flip test, or per split from
+    published figures (the compare page's figures, for the same URL; of the clean subset
+    with ``clean=1``)."""
 
     permission_classes = [AllowAny]
 
@@ -143,6 +145,7 @@ class CompareApi(APIView):
         parameters=[
             OpenApiParameter("experiments", str, required=True, description="ids: 3,7"),
             OpenApiParameter("split", str),
+            OpenApiParameter("clean", str, description="1: the clean subset"),
         ],
         responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
     )
@@ -154,9 +157,14 @@ class CompareApi(APIView):
             return Response(
                 {"error": "give two or more experiments you can see: ?experiments=3,7"}, status=400
             )
-        result = selectors.comparison_of(chosen, request.query_params.get("split", ""))
+        result = selectors.comparison_of(
+            chosen,
+            request.query_params.get("split", ""),
+            clean=wants_clean_subset(request.query_params),
+        )
         return Response(
             {
+                "clean_subset": result["clean"],
                 "split": result["split"],
                 "common_splits": result["common_splits"],
                 "experiments": [e.pk for e in chosen],

@@ -15,6 +15,7 @@ from benchmark.splits import (
     split_label,
 )
 from webapp.jinja import url_for_each
+from webapp.results.aggregates import wants_clean_subset
 from webapp.results.selectors import experiments_visible_to
 
 TRI_STATE_FILTERS = ("internet_access", "test_feedback", "source_available", "known_leakage")
@@ -64,7 +65,7 @@ class LeaderboardFilters:
             since=date("since"),
             until=date("until"),
             flags=flags,
-            clean=query.get("clean", "") in ("1", "true", "on", "yes"),
+            clean=wants_clean_subset(query),
             integrity=query.get("integrity", "")
             if query.get("integrity") in INTEGRITY_FILTERS
             else "",
@@ -149,9 +150,14 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
                 "splits": {s: summary.get(s) for s in SPLIT_SLUGS},
                 # Figures over exactly the competitions run (an entry covering no split).
                 "ran": summary.get(RAN.slug) if isinstance(summary.get(RAN.slug), dict) else None,
+                # None when no figure says (published figures give no seed count).
                 "n_seeds": max(
-                    (v.get("n_seeds") or 0 for v in summary.values() if isinstance(v, dict)),
-                    default=0,
+                    (
+                        v["n_seeds"]
+                        for v in summary.values()
+                        if isinstance(v, dict) and v.get("n_seeds")
+                    ),
+                    default=None,
                 ),
                 "runtime_hours": row["runtime_hours"],
                 "hardware": row["hardware"],
@@ -222,46 +228,76 @@ def rank_entries(entries: list[dict]) -> str:
     return split
 
 
-CSV_COLUMNS = (
-    "rank",
-    "scaffold",
-    "model",
-    "agent_version",
-    "name",
-    "source",
-    *(f"{s}_{k}" for s in PUBLISHED_SPLITS for k in ("mean", "standard_error")),
-    "n_seeds",
-    "runtime_hours",
-    "hardware",
-    "date",
-    "source_available",
-    "internet_access",
-    "test_feedback",
-    "known_leakage",
-    "known_leakage_url",
-    "grading_reports_available",
-    "figures_source",
-    "obfuscated_descriptions",
-    "runs_checked",
-    "runs_flagged",
-    "runs_disqualified",
-    "footnotes",
-    "id",
-)
+def shown_splits(entries: list[dict]) -> list[str]:
+    """The split columns of the leaderboard's table and of its CSV: MLE-bench's always;
+    dev and demo when an entry has figures on them."""
+    return [
+        s for s in SPLIT_SLUGS if s in PUBLISHED_SPLITS or any(e["splits"].get(s) for e in entries)
+    ]
+
+
+def _ran_shown(entry: dict) -> dict | None:
+    """The figures over exactly the competitions run, where the table shows them: for an
+    entry with no figure on any split."""
+    ran = entry.get("ran")
+    if not ran or ran.get("mean") is None or any(v for v in entry["splits"].values()):
+        return None
+    return ran
+
+
+def csv_columns(shown: list[str]) -> list[str]:
+    """The CSV's columns: the table's, split columns as shown (``shown_splits``)."""
+    return [
+        "rank",
+        "scaffold",
+        "model",
+        "agent_version",
+        "name",
+        "source",
+        *(f"{s}_{k}" for s in shown for k in ("mean", "standard_error")),
+        *(f"{RAN.slug}_{k}" for k in ("mean", "standard_error", "n_competitions")),
+        "n_seeds",
+        "runtime_hours",
+        "hardware",
+        "date",
+        "source_available",
+        "internet_access",
+        "test_feedback",
+        "known_leakage",
+        "known_leakage_url",
+        "grading_reports_available",
+        "figures_source",
+        "obfuscated_descriptions",
+        "runs_checked",
+        "runs_flagged",
+        "runs_disqualified",
+        "footnotes",
+        "id",
+    ]
 
 
 def csv_rows(entries: list[dict]):
-    yield list(CSV_COLUMNS)
+    """The leaderboard as CSV: the table's columns and figures (unrounded), empty where
+    the table shows nothing."""
+    shown = shown_splits(entries)
+    columns = csv_columns(shown)
+    yield columns
     for entry in entries:
         flat = dict(entry)
-        for split in PUBLISHED_SPLITS:
+        for split in shown:
             value = entry["splits"].get(split) or {}
             flat[f"{split}_mean"] = value.get("mean")
             flat[f"{split}_standard_error"] = value.get("standard_error")
+        ran = _ran_shown(entry) or {}
+        for key in ("mean", "standard_error", "n_competitions"):
+            flat[f"{RAN.slug}_{key}"] = ran.get(key)
         flat["footnotes"] = " | ".join(_entry_footnotes(entry))
-        for key, value in entry["integrity"].items():
-            flat[f"runs_{key}"] = value
-        yield ["" if flat.get(c) is None else flat.get(c) for c in CSV_COLUMNS]
+        # The table's integrity cell is empty ("—") when no run was checked or disqualified.
+        counts = entry["integrity"]
+        shows_integrity = bool(counts["checked"] or counts["disqualified"])
+        for key, value in counts.items():
+            flat[f"runs_{key}"] = value if shows_integrity else None
+        yield ["" if flat.get(c) is None else flat.get(c) for c in columns]
 
 
 def _figure_notes(entry: dict, split: str) -> list[str]:
@@ -414,9 +450,9 @@ def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[
                 }
             )
         hours = "" if e["runtime_hours"] is None else f"{e['runtime_hours']:g}"
-        ran = e.get("ran")
+        ran = _ran_shown(e)
         ran_note = ""
-        if ran and ran.get("mean") is not None and not any(c["mean"] for c in cells):
+        if ran:
             n = ran.get("n_competitions")
             ran_note = (
                 f"{RAN.label}{f' ({n})' if n else ''}: "
@@ -429,6 +465,8 @@ def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[
                 "url": experiment_url(e["id"]),
                 "rank_text": "—" if e["rank"] is None else str(e["rank"]),
                 "rank_sort": 10**9 if e["rank"] is None else e["rank"],
+                "n_seeds_text": "" if e["n_seeds"] is None else str(e["n_seeds"]),
+                "n_seeds_sort": -1 if e["n_seeds"] is None else e["n_seeds"],
                 "ran_note": ran_note,
                 "cells": cells,
                 "hours": hours,

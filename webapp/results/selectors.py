@@ -125,10 +125,16 @@ def medal_of(report) -> str:
 
 def agent_scores_on_competition(competition, *, user) -> list[dict]:
     """Every visible current report on ``competition``, best score first (the metric's
-    direction), runs without a score last."""
+    direction), runs without a score last; ``disqualified`` for a run disqualified by
+    review (its medal counts as none)."""
+    from django.db.models import BooleanField, ExpressionWrapper
+
+    from webapp.results.aggregates import DISQUALIFIED
+
     visible = experiments_visible_to(user).values("pk")
     reports = (
         GradeReport.objects.filter(competition=competition, is_current=True, experiment__in=visible)
+        .annotate(disqualified=ExpressionWrapper(DISQUALIFIED, output_field=BooleanField()))
         .select_related("experiment__agent__scaffold", "experiment__agent__model")
         .order_by("experiment__name", "seed")
     )
@@ -144,7 +150,9 @@ def agent_scores_on_competition(competition, *, user) -> list[dict]:
             "score": r.score,
             "score_text": format_score(r.score),
             "submission_exists": r.submission_exists,
+            # A disqualified run's medal counts as none: shown struck, as on its experiment.
             "medal": medal_of(r),
+            "disqualified": bool(r.disqualified),
             "percentile": r.percentile,
             "above_median": r.above_median,
         }
@@ -295,8 +303,8 @@ def competition_summary_rows(experiment: Experiment) -> list[dict]:
 
     from benchmark.compare import medal_gap
     from webapp.jinja import url_for_each
+    from webapp.results.aggregates import DISQUALIFIED as disqualified
 
-    disqualified = Q(run__integrity__status="disqualified")
     any_medal = Q(gold_medal=True) | Q(silver_medal=True) | Q(bronze_medal=True)
     thresholds = ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")
     rows = (
@@ -395,60 +403,38 @@ def competition_table(experiment: Experiment, seeds_of: str = "") -> dict:
     return table
 
 
-def medal_tallies(experiment_ids: list[int], competition_ids: set[str] | None = None) -> dict:
-    """experiment id -> competition slug -> ``CompetitionTally`` of its current reports
-    (seeds, seeds with a medal, sum of the outcome levels), counted by the database."""
-    from django.db.models import Case, IntegerField, Sum, Value, When
-
-    from benchmark.compare import LEVELS, CompetitionTally
-
-    any_medal = Q(gold_medal=True) | Q(silver_medal=True) | Q(bronze_medal=True)
-    level = Case(
-        When(gold_medal=True, then=Value(LEVELS["gold"])),
-        When(silver_medal=True, then=Value(LEVELS["silver"])),
-        When(bronze_medal=True, then=Value(LEVELS["bronze"])),
-        When(above_median=True, then=Value(LEVELS["above_median"])),
-        When(valid_submission=True, then=Value(LEVELS["valid"])),
-        default=Value(LEVELS["none"]),
-        output_field=IntegerField(),
-    )
-    reports = GradeReport.objects.filter(experiment_id__in=experiment_ids, is_current=True)
-    if competition_ids is not None:
-        reports = reports.filter(competition__slug__in=competition_ids)
-    rows = reports.values_list("experiment_id", "competition__slug").annotate(
-        seeds=Count("pk"), medals=Count("pk", filter=any_medal), levels=Sum(level)
-    )
-    out: dict[int, dict[str, CompetitionTally]] = {i: {} for i in experiment_ids}
-    for exp_id, slug, seeds, medals, levels in rows:
-        out[exp_id][slug] = CompetitionTally(seeds=seeds, medals=medals, level_sum=levels)
-    return out
-
-
-def _any_medal_figures(experiment: Experiment) -> dict:
+def _any_medal_figures(experiment: Experiment, *, clean: bool = False) -> dict:
     """split -> Any Medal % as ``benchmark.aggregate`` computed it (mean, standard_error,
-    ...): from the aggregate's small ``summary`` (the full figures are not decoded), or
-    from the figures for an aggregate stored without a summary."""
+    ...), of all competitions or of the clean subset: from the aggregate's small summary
+    (the full figures are not decoded), or from the figures for an aggregate stored
+    without a summary."""
     aggregate = getattr(experiment, "aggregate", None)
     if aggregate is None:
         return {}
-    if aggregate.summary or not aggregate.n_reports:
-        return aggregate.summary
+    summary = aggregate.clean_summary if clean else aggregate.summary
+    if summary or not aggregate.n_reports:
+        return summary
     return {
         split: (figures.get("metrics") or {}).get("any_medal_percentage")
-        for split, figures in split_figures(experiment).items()
+        for split, figures in split_figures(experiment, clean=clean).items()
     }
 
 
-def split_parts(experiments: list[Experiment], split: str, parts: tuple[str, ...]) -> dict:
+def split_parts(
+    experiments: list[Experiment], split: str, parts: tuple[str, ...], *, clean: bool = False
+) -> dict:
     """experiment id -> {part: its value in the figures of ``split``} for the ``parts``
-    asked for (e.g. "funnel", "pass_at_k"), read from the database without the rest of
-    the figures (a few KB of some 280 KB per experiment at 67 seeds)."""
+    asked for (e.g. "funnel", "pass_at_k"), of all competitions or of the clean subset,
+    read from the database without the rest of the figures (a few KB of some 280 KB per
+    experiment at 67 seeds)."""
     from django.db.models.fields.json import KeyTransform
 
     from webapp.results.models import ExperimentAggregate
 
+    field = "clean_figures" if clean else "figures"
+
     def part(name):
-        return KeyTransform(name, KeyTransform(split, KeyTransform("splits", "figures")))
+        return KeyTransform(name, KeyTransform(split, KeyTransform("splits", field)))
 
     rows = ExperimentAggregate.objects.filter(
         experiment_id__in=[e.pk for e in experiments]
@@ -459,12 +445,13 @@ def split_parts(experiments: list[Experiment], split: str, parts: tuple[str, ...
     return out
 
 
-def any_medal_by_split(experiment: Experiment) -> dict:
-    """Any Medal % (mean, SEM) per split: from the experiment's reports when it has them,
-    else as published (with the footnotes marking each figure). Each value says which
-    (``"source"``: "reports" or "published")."""
+def any_medal_by_split(experiment: Experiment, *, clean: bool = False) -> dict:
+    """Any Medal % (mean, SEM) per split: from the experiment's reports when it has them
+    (of the clean subset with ``clean``), else as published (with the footnotes marking
+    each figure; published figures cannot be recomputed on a subset). Each value says
+    which (``"source"``: "reports" or "published")."""
     out = {}
-    for split, metric in _any_medal_figures(experiment).items():
+    for split, metric in _any_medal_figures(experiment, clean=clean).items():
         if metric and metric.get("mean") is not None:
             out[split] = {
                 "mean": metric["mean"],
@@ -495,7 +482,7 @@ def published_footnotes(experiment: Experiment) -> list[str]:
 
 
 def _pairwise_comparisons(
-    experiments: list[Experiment], by_split: dict, split: str, splits: list[str]
+    experiments: list[Experiment], by_split: dict, split: str, splits: list[str], clean: bool
 ) -> list[dict]:
     """The first experiment against each other one. When both have reports on ``split``:
     a paired bootstrap over that split's competitions (``"kind": "paired"``). Otherwise
@@ -503,9 +490,10 @@ def _pairwise_comparisons(
     interval from the two SEMs (``"kind": "unpaired"``)."""
     from benchmark.catalogue import load_catalogue
     from benchmark.compare import compare_split_figures, compare_tallies
+    from webapp.results.aggregates import competition_tallies
 
     base = experiments[0]
-    outcomes = None  # per-competition outcomes, read once if a pair needs them
+    stored = None  # the split's per-competition counts, read once if a pair needs them
     results = []
     for other in experiments[1:]:
         paired = all(by_split[e.pk][split]["source"] == "reports" for e in (base, other))
@@ -515,13 +503,16 @@ def _pairwise_comparisons(
                     base.name, by_split[base.pk], other.name, by_split[other.pk], splits
                 )
             else:
-                if outcomes is None:
+                if stored is None:
+                    # The counts the split's figures were computed from: the same runs
+                    # counted, the same seeds, so the medal rates average to the figures.
+                    stored = split_parts(experiments, split, ("per_competition",), clean=clean)
                     catalogue = load_catalogue(include_demo=True)
-                    ids = {cid for cid, facts in catalogue.items() if split in facts.splits}
-                    outcomes = medal_tallies([e.pk for e in experiments], ids)
-                result = compare_tallies(
-                    base.name, outcomes[base.pk], other.name, outcomes[other.pk]
-                ).to_dict()
+                a, b = (
+                    competition_tallies(stored[e.pk].get("per_competition"), catalogue)
+                    for e in (base, other)
+                )
+                result = compare_tallies(base.name, a, other.name, b).to_dict()
         except ValueError as exc:
             result = {"a": base.name, "b": other.name, "error": str(exc)}
         results.append({**result, "kind": "paired" if paired else "unpaired"})
@@ -547,18 +538,20 @@ def experiments_chosen(user, raw_ids: str) -> tuple[list[Experiment], list[int]]
     return [found[i] for i in ids if i in found], [i for i in ids if i not in found]
 
 
-def comparison_of(experiments: list[Experiment], split: str = "") -> dict:
+def comparison_of(experiments: list[Experiment], split: str = "", *, clean: bool = False) -> dict:
     """What the compare page and ``/api/compare/`` show for the same selection: the splits
     every experiment has a figure on, the split compared (``split`` when common, else the
-    first common one), each experiment's Any Medal % per split and the comparisons."""
-    by_split = {e.pk: any_medal_by_split(e) for e in experiments}
+    first common one), each experiment's Any Medal % per split and the comparisons; of
+    the clean subset with ``clean``."""
+    by_split = {e.pk: any_medal_by_split(e, clean=clean) for e in experiments}
     common = [s for s in SPLIT_PREFERENCE if all(s in by_split[e.pk] for e in experiments)]
     chosen = split if split in common else default_split(common)
     return {
         "split": chosen,
         "common_splits": common,
         "by_split": by_split,
-        "comparisons": _pairwise_comparisons(experiments, by_split, chosen, common)
+        "clean": clean,
+        "comparisons": _pairwise_comparisons(experiments, by_split, chosen, common, clean)
         if common
         else [
             {"a": experiments[0].name, "b": e.name, "error": "no split in common", "kind": ""}

@@ -7,8 +7,6 @@ from django.shortcuts import render
 
 from benchmark.reports import REPORT_KEYS, grading_report_json
 from benchmark.splits import (
-    PUBLISHED_SPLITS,
-    SPLIT_SLUGS,
     default_split,
     in_display_order,
     split_choices,
@@ -16,9 +14,9 @@ from benchmark.splits import (
 )
 from webapp import figures
 from webapp.jinja import render_rows
-from webapp.numbers import shown_interval
+from webapp.numbers import format_score, shown_interval
 from webapp.results import analysis_pages, selectors
-from webapp.results.aggregates import experiment_competition_reports
+from webapp.results.aggregates import counted_reports, wants_clean_subset
 from webapp.results.contamination import contamination_section
 from webapp.results.leaderboard import (
     INTEGRITY_FILTERS,
@@ -27,6 +25,7 @@ from webapp.results.leaderboard import (
     filter_choices,
     leaderboard_entries,
     ranking_split,
+    shown_splits,
     table_rows,
 )
 
@@ -43,10 +42,7 @@ def home(request):
         writer = csv.writer(response)
         writer.writerows(csv_rows(entries))
         return response
-    # MLE-bench's columns always; dev and demo when an entry has figures on them.
-    shown = [
-        s for s in SPLIT_SLUGS if s in PUBLISHED_SPLITS or any(e["splits"].get(s) for e in entries)
-    ]
+    shown = shown_splits(entries)
     query = request.GET.copy()
     query.pop("format", None)
     rows, footnotes = table_rows(entries, shown)
@@ -73,7 +69,7 @@ def home(request):
 
 def experiment_detail(request, pk: int):
     experiment = selectors.experiment_visible_to(request.user, pk)
-    clean = request.GET.get("clean", "") in ("1", "true", "on")
+    clean = wants_clean_subset(request.GET)
     splits = selectors.split_figures(experiment, clean=clean)
     split = request.GET.get("split", "")
     if split not in splits:
@@ -155,7 +151,7 @@ def experiment_reports_download(request, pk: int, fmt: str):
     if fmt not in ("json", "csv"):
         raise Http404("reports come as .json (MLE-bench's grading report) or .csv")
     experiment = selectors.experiment_visible_to(request.user, pk)
-    reports = experiment_competition_reports(experiment.pk)
+    reports = counted_reports(experiment.pk)
     if fmt == "json":
         response = HttpResponse(grading_report_json(reports), content_type="application/json")
         response["Content-Disposition"] = (
@@ -182,7 +178,9 @@ def compare(request):
             "Pick two or more experiments you can see (from the leaderboard), e.g. /compare/?experiments=3,7."
         )
         return render(request, "results/compare.html", context, status=200 if not raw else 400)
-    result = selectors.comparison_of(chosen, request.GET.get("split", ""))
+    clean = wants_clean_subset(request.GET)
+    context["clean"] = clean
+    result = selectors.comparison_of(chosen, request.GET.get("split", ""), clean=clean)
     split = result["split"]
     if not result["common_splits"]:
         # Nothing to compare: a sentence saying what each one has, no empty figures.
@@ -194,9 +192,12 @@ def compare(request):
     for comparison in result["comparisons"]:
         for row in comparison.get("splits", ()):
             row["label"] = split_label(row["split"])
-    parts = selectors.split_parts(chosen, split, ("funnel", "pass_at_k"))
+        for row in comparison.get("per_competition", ()):
+            row["a_score_text"] = format_score(row["a_score"])
+            row["b_score_text"] = format_score(row["b_score"])
+    parts = selectors.split_parts(chosen, split, ("funnel", "pass_at_k"), clean=clean)
     per_experiment = [(e, parts[e.pk]) for e in chosen]
-    shown_splits = in_display_order(s for e in chosen for s in result["by_split"][e.pk])
+    splits_shown = in_display_order(s for e in chosen for s in result["by_split"][e.pk])
     funnels = [(e.name, selectors.funnel_of(f)) for e, f in per_experiment]
     curves = [
         (e.name, f["pass_at_k"]["values"])
@@ -210,7 +211,7 @@ def compare(request):
             "per_experiment": per_experiment,
             "split_rows": [
                 (split_label(s), [result["by_split"][e.pk].get(s) for e in chosen])
-                for s in shown_splits
+                for s in splits_shown
             ],
             "description_pairs": [
                 {**row, "label": split_label(row["split"])}
@@ -218,7 +219,7 @@ def compare(request):
             ],
             "split_bars_figure": figures.split_bars(
                 [(e.name, result["by_split"][e.pk]) for e in chosen],
-                split_choices(shown_splits),
+                split_choices(splits_shown),
             ),
             "funnels_figure": figures.funnels_side_by_side(funnels)
             if any(stages for _, stages in funnels)
@@ -230,7 +231,7 @@ def compare(request):
                 {
                     pk: part.get("per_competition")
                     for pk, part in selectors.split_parts(
-                        chosen, split, ("per_competition",)
+                        chosen, split, ("per_competition",), clean=clean
                     ).items()
                 },
                 familiarity_model=request.GET.get("familiarity_model", ""),
@@ -239,7 +240,7 @@ def compare(request):
                 chosen,
                 result["by_split"],
                 split,
-                selectors.split_parts(chosen, split, ("pass_at_k",)),
+                selectors.split_parts(chosen, split, ("pass_at_k",), clean=clean),
             ),
         }
     )
