@@ -63,7 +63,7 @@ class Confinement:
         """Exactly what the agent can read, in a sentence or three."""
         if self.level is Level.ISOLATED:
             return (
-                f"The agent runs as {self.user} with no capabilities, in its own PID and "
+                f"The agent runs as {self.user}, with no capabilities, in its own PID and "
                 "mount namespaces, with only its run's variables: it sees none of the "
                 "worker's processes (not their environment, not their command line). The "
                 "site's folders (MLEBOARD_VAR_DIR, the media and the prepared data) and "
@@ -119,7 +119,7 @@ def local_confinement() -> Confinement:
         if os.geteuid() == 0 and _works(
             [unshare, "--pid", "--fork", "--mount-proc", "--mount", "true"]
         ):
-            return Confinement(Level.ISOLATED, f"uid {AGENT_UID}, no account's")
+            return Confinement(Level.ISOLATED, f"uid {AGENT_UID} (an id no account uses)")
         if os.geteuid() != 0 and _works([*_USERNS, "true"]):
             return Confinement(Level.NAMESPACES, _user_name(os.geteuid()))
     return Confinement(Level.NONE, _user_name(os.geteuid()))

@@ -18,6 +18,7 @@ from webapp.runs.models import RunHost
 from webapp.runs.services import (
     LaunchRefused,
     agent_run_cancel,
+    agent_unusable_reason,
     launch_create_from_input,
     site_agents,
 )
@@ -26,8 +27,24 @@ from webapp.work import heartbeat_interval
 PAPER_CPUS, PAPER_MEMORY_GIB, PAPER_GPUS = 36, 440, 1
 
 
+class AgentSelect(forms.Select):
+    """The agents, those this site cannot run now disabled with the reason."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.unusable: dict[str, str] = {}
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        if reason := self.unusable.get(value):
+            option["attrs"]["disabled"] = True
+            option["attrs"]["title"] = reason
+            option["label"] = f"{label} (unavailable: {reason})"
+        return option
+
+
 class LaunchForm(forms.Form):
-    agent = forms.ChoiceField(choices=())
+    agent = forms.ChoiceField(choices=(), widget=AgentSelect)
     split = forms.ChoiceField(
         choices=[("", "— none —"), *split_choices(SPLIT_SLUGS)], required=False
     )
@@ -62,7 +79,20 @@ class LaunchForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["agent"].choices = [(name, name) for name in site_agents()]
+        agents = site_agents()
+        unusable = {name: agent_unusable_reason(a) for name, a in agents.items()}
+        unusable = {name: why for name, why in unusable.items() if why}
+        self.fields["agent"].choices = [(name, name) for name in agents]
+        self.fields["agent"].widget.unusable = unusable
+        # The default is an agent this site can run (never one needing a missing endpoint).
+        usable = [name for name in agents if name not in unusable]
+        self.fields["agent"].initial = usable[0] if usable else None
+        if unusable:
+            self.fields["agent"].help_text = (
+                "Unavailable here: "
+                + "; ".join(f"{n}: {why}" for n, why in sorted(unusable.items()))
+                + "."
+            )
         host = host_resources()
         self.fields["cpus"].initial = min(PAPER_CPUS, host["cpus"])
         self.fields["memory"].initial = f"{min(PAPER_MEMORY_GIB, host['memory_gib'])}g"
@@ -110,7 +140,7 @@ def launch_list(request):
         request,
         "runs/launch_list.html",
         {
-            "launches": selectors.launches_visible_to(request.user),
+            "launches": selectors.launches_with_progress(request.user),
             "can_launch": selectors.can_launch(request.user),
         },
     )
