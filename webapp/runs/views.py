@@ -1,6 +1,8 @@
 """Agent-run pages: launch form, a launch's live status with log tails, cancel; the run
 hosts (``runs.manage_runhost``)."""
 
+import os
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -33,13 +35,14 @@ class AgentSelect(forms.Select):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.unusable: dict[str, str] = {}
+        self.short: dict[str, str] = {}
 
     def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
         option = super().create_option(name, value, label, selected, index, subindex, attrs)
         if reason := self.unusable.get(value):
             option["attrs"]["disabled"] = True
             option["attrs"]["title"] = reason
-            option["label"] = f"{label} (unavailable: {reason})"
+            option["label"] = f"{label} (unavailable: {self.short.get(value, '')})"
         return option
 
 
@@ -84,6 +87,12 @@ class LaunchForm(forms.Form):
         unusable = {name: why for name, why in unusable.items() if why}
         self.fields["agent"].choices = [(name, name) for name in agents]
         self.fields["agent"].widget.unusable = unusable
+        self.fields["agent"].widget.short = {
+            name: ("no model endpoint: " if agents[name].llm else "")
+            + ", ".join(agents[name].missing(os.environ))
+            + " not set"
+            for name in unusable
+        }
         # The default is an agent this site can run (never one needing a missing endpoint).
         usable = [name for name in agents if name not in unusable]
         self.fields["agent"].initial = usable[0] if usable else None
