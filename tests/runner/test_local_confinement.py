@@ -79,7 +79,7 @@ from runner.local_backend import LocalBackend
 from runner.local_confinement import Confinement, Level
 
 level, agent_dir, data_dir, output, roots = sys.argv[1:6]
-backend = LocalBackend(None if level == "best" else Confinement(Level.NONE, "the worker's"))
+backend = LocalBackend(None if level == "best" else Confinement(Level(level), "the worker's"))
 spec = RunSpec(
     image="unused",
     command=(sys.executable, "hunter.py"),
@@ -123,7 +123,14 @@ def site() -> Iterator[dict]:
     }
     env.pop("MLEBOARD_MEDIA_ROOT", None)
     roots = [str(tmp_path), "/tmp", "/dev/shm", "/run", "/root", "/home"]
-    yield {"env": env, "var": var, "data": data, "agent": agent, "roots": ":".join(roots)}
+    yield {
+        "marker": marker,
+        "env": env,
+        "var": var,
+        "data": data,
+        "agent": agent,
+        "roots": ":".join(roots),
+    }
     shutil.rmtree(tmp_path, ignore_errors=True)
 
 
@@ -153,6 +160,11 @@ def hunt(site: dict, level: str, name: str) -> tuple[dict, dict]:
     return outcome, found
 
 
+def ours(site: dict, found: dict) -> list[dict]:
+    """The hits of this test's secrets (not those other tests may have left readable)."""
+    return [hit for hit in found["hits"] if site["marker"] in hit["text"]]
+
+
 def test_a_confined_agent_finds_none_of_the_workers_secrets(site):
     confinement = local_confinement()
     if confinement.level is Level.NONE:
@@ -165,11 +177,20 @@ def test_a_confined_agent_finds_none_of_the_workers_secrets(site):
     assert outcome["confinement"] == confinement.summary
     # It looked: its own variables, /proc, and the files it could read.
     assert found["counts"]["proc_files_read"] >= 2 and found["counts"]["files_read"] > 0
-    assert found["hits"] == [], found["hits"]
+    assert ours(site, found) == [], found["hits"]
     if confinement.level is Level.ISOLATED:
         assert found["uid"] != 0 and found["uid"] != os.getuid()
     # Its run folder is its own again, for the worker to read and remove.
     assert (Path(outcome["output_dir"]) / "logs" / "found.json").stat().st_uid == os.getuid()
+
+
+def test_in_namespaces_as_the_workers_user_the_agent_finds_none_either(site):
+    """The level of a worker that is not root (forced here): the worker's own user, but
+    its processes out of sight and the site's folders hidden."""
+    outcome, found = hunt(site, "namespaces", "namespaces")
+    assert outcome["outcome"] == "completed", outcome
+    assert found["counts"]["files_read"] > 0
+    assert ours(site, found) == [], found["hits"]
 
 
 def test_unconfined_the_same_hunt_finds_the_secrets(site):
@@ -179,7 +200,7 @@ def test_unconfined_the_same_hunt_finds_the_secrets(site):
     assert outcome["outcome"] == "completed", outcome
     where = [hit["where"] for hit in found["hits"]]
     assert not any(w.startswith("own ") for w in where), where
-    texts = " ".join(hit["text"] for hit in found["hits"])
+    texts = " ".join(hit["text"] for hit in ours(site, found))
     for planted in ("env-llm-key", "env-secret-key", "env-database", "file-secret-key"):
         assert planted in texts, (planted, where)
     assert "Use the docker backend" in outcome["confinement"]
