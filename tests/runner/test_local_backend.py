@@ -1,6 +1,7 @@
 """The local backend: limits, outcomes, cancel, process-group kill, logs, snapshots.
 
-Not a security boundary (documented); these tests check what it does enforce.
+What the agent may read of the host is tested in test_local_confinement.py; these tests check
+the limits it enforces.
 """
 
 from __future__ import annotations
