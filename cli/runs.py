@@ -35,7 +35,8 @@ def _add_run(subparsers) -> None:
         help="run an agent on one (competition, seed) and print the outcome as JSON",
         description=(
             "Run one agent on one competition (one seed), in a container (docker backend) or "
-            "as a local process (local backend: development only, NOT a security boundary). "
+            "as a local process (local backend: confined as well as the host allows, no "
+            "container; the outcome's `confinement` says what the agent could read). "
             "Prints a JSON outcome; with private answers in DATA, also the grade report. "
             "Exit code 0 when the agent completed, 1 for any other outcome."
         ),

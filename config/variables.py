@@ -613,8 +613,9 @@ VARIABLES: tuple[Variable, ...] = (
         "docker",
         "`docker` (`make run`: `local`)",
         "how agent runs are isolated, the operator's choice (a launch cannot pick another): "
-        "`docker` (a container per run) or `local` (a subprocess with the worker's rights: "
-        "**not a security boundary**); also `mleboard run`'s default `--backend`",
+        "`docker` (a container per run) or `local` (a subprocess of the worker's host, "
+        "confined as well as the host allows (*The local backend* below): **not a "
+        "container**); also `mleboard run`'s default `--backend`",
         RUNS,
     ),
     Variable(
@@ -622,8 +623,8 @@ VARIABLES: tuple[Variable, ...] = (
         p.parse_bool,
         False,
         "off (`make run`: on when local)",
-        "the site refuses to run launches on `local` unless this is on; run pages then say "
-        "runs are not isolated",
+        "the site refuses to run launches on `local` unless this is on; the runs pages then "
+        "say runs are not in containers, and what a local agent can read",
         RUNS,
     ),
     Variable(

@@ -91,16 +91,21 @@ class AgentDefinition:
         """The operator's model endpoint for an ``llm`` agent (empty for others)."""
         return config.env(LLM_BASE_URL_ENV, host_env) if self.llm else ""
 
+    def missing(self, host_env: Mapping[str, str]) -> list[str]:
+        """The variables the agent needs that ``host_env`` does not set (the operator's
+        model endpoint and key for an ``llm`` agent)."""
+        needed = [*self.env_from_host, *self.secrets]
+        if self.llm:
+            needed += [LLM_BASE_URL_ENV, LLM_API_KEY_ENV]
+        return [n for n in needed if not host_env.get(n, "").strip()]
+
     def environment(self, host_env: Mapping[str, str]) -> dict[str, str]:
         """The agent's variables: fixed ones plus those taken from ``host_env`` (and, for
         an ``llm`` agent, the endpoint and key as ``OPENAI_BASE_URL``/``OPENAI_API_KEY``).
 
         Raises ``AgentConfigError`` naming every required variable that is not set.
         """
-        needed = [*self.env_from_host, *self.secrets]
-        if self.llm:
-            needed += [LLM_BASE_URL_ENV, LLM_API_KEY_ENV]
-        missing = [n for n in needed if not host_env.get(n, "").strip()]
+        missing = self.missing(host_env)
         if missing:
             why = " (the operator's OpenAI-compatible model endpoint)" if self.llm else ""
             raise AgentConfigError(

@@ -69,6 +69,8 @@ class BackendResult:
     outputs_limit: int = 0
     # What the agent asked of its model endpoint, counted at the bridge (None: no endpoint).
     llm_usage: dict | None = None
+    # What the agent could read of the host, for people (the local backend's confinement).
+    confinement: str = ""
 
 
 class Backend(Protocol):

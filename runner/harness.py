@@ -256,4 +256,5 @@ def run_agent(
         detail=detail,
         validation_counts=dict(service.counts),
         llm_usage=llm_usage,
+        confinement=result.confinement if result is not None else "",
     )

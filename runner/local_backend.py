@@ -1,9 +1,12 @@
 """Run an agent as a local process: the development backend and the embedded default.
 
-NOT A SECURITY BOUNDARY. The agent runs as the harness's own user on the host: it can
-read anything that user can (the private answers included), reach the network, and
-write anywhere. Use it for agents you trust (``dummy``, ``baseline``) and for
-development; use the Docker backend for anything else.
+Not a container. The agent is a process of the worker's host, started with an
+environment built from nothing (only what the run needs) and confined as well as the host
+allows (``runner.local_confinement``): as root, as an unprivileged uid in its own PID and
+mount namespaces with the site's folders hidden; otherwise less, down to nothing at all.
+What the agent can read is stored with the run (``RunOutcome.confinement``) and shown on
+the site. It can reach the network on every level. Use the Docker backend for anything
+you do not trust.
 
 What it does enforce: a wall-clock limit (the harness kills the agent's whole process
 group), an address-space limit (``RLIMIT_AS``: allocations past it fail, which Python
@@ -22,15 +25,28 @@ import functools
 import math
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from runner.agent_definition import AGENT_BASE_URL_ENV
 from runner.backend import BackendResult, HarnessError, RunControl, agent_env, supervise
 from runner.llm_bridge import HostBridge
+from runner.local_confinement import (
+    SYSTEM_PATH,
+    Confinement,
+    Level,
+    hand_over,
+    local_confinement,
+    python_folders,
+    site_folders,
+    take_back,
+    wrap_command,
+)
 from runner.logs import LogSink
 from runner.outputs import apparent_size, copy_capped
 from runner.spec import (
@@ -63,11 +79,13 @@ def _data_view(spec: RunSpec, dirs: RunDirs) -> Path:
 
 
 def local_env(spec: RunSpec, dirs: RunDirs) -> dict[str, str]:
-    """The agent's environment: the harness's PATH (with this Python first) plus the layout."""
+    """The agent's environment, built from nothing: this Python and the system's folders
+    on PATH, a UTF-8 locale, HOME in its run folder, the layout and the run's own
+    variables. Nothing of the worker's environment is passed on (its secrets live there)."""
     python_bin = str(Path(sys.executable).parent)
     base = {
-        "PATH": python_bin + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
-        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "PATH": python_bin + os.pathsep + SYSTEM_PATH,
+        "LANG": "C.UTF-8",
         "PYTHONUNBUFFERED": "1",
         # The agent runs from its source folder here: leave no bytecode behind in it.
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -99,9 +117,18 @@ def _limit_child(spec: RunSpec) -> None:
 
 
 class LocalBackend:
-    """Runs the agent's command as a subprocess in its own process group."""
+    """Runs the agent's command as a subprocess in its own process group, confined as
+    well as this host allows (``runner.local_confinement``; ``confinement`` overrides
+    the probe)."""
 
     name = "local"
+
+    def __init__(self, confinement: Confinement | None = None) -> None:
+        self._confinement = confinement
+
+    @property
+    def confinement(self) -> Confinement:
+        return self._confinement or local_confinement()
 
     def run(
         self, spec: RunSpec, dirs: RunDirs, control: RunControl, sink: LogSink
@@ -125,10 +152,37 @@ class LocalBackend:
         self, spec: RunSpec, dirs: RunDirs, control: RunControl, sink: LogSink, env: dict
     ) -> BackendResult:
         create_requested_at = time.time()
-        cwd = spec.local_workdir or dirs.code
+        cwd = Path(spec.local_workdir or dirs.code)
+        confinement = self.confinement
+        _check_program(spec.command[0], cwd, env["PATH"])
+        outputs = (dirs.submission, dirs.logs, dirs.code)
+        stage = Path(tempfile.mkdtemp(prefix="mleboard-stage-"))
+        read_only = [dirs.data, dirs.support, *python_folders()]
+        if spec.local_workdir:
+            read_only.append(Path(spec.local_workdir))
+        command = wrap_command(
+            confinement,
+            spec.command,
+            cwd=cwd,
+            keep=[*outputs, *read_only],
+            read_only=read_only,
+            # The data root the harness was given, as well as the configured one.
+            hide=[*site_folders(), dirs.data.parents[2]],
+            stage=stage,
+        )
+        if confinement.level is Level.ISOLATED:
+            hand_over(outputs)
+        try:
+            return self._start(spec, dirs, control, sink, env, command, cwd, create_requested_at)
+        finally:
+            if confinement.level is Level.ISOLATED:
+                take_back(outputs)
+            shutil.rmtree(stage, ignore_errors=True)
+
+    def _start(self, spec, dirs, control, sink, env, command, cwd, create_requested_at):
         try:
             proc = subprocess.Popen(
-                list(spec.command),
+                command,
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -138,7 +192,7 @@ class LocalBackend:
                 preexec_fn=lambda: _limit_child(spec),  # a few syscalls only, safe after fork
             )
         except OSError as exc:
-            raise HarnessError(f"could not start {spec.command[0]!r}: {exc}") from exc
+            raise HarnessError(f"could not start {command[0]!r}: {exc}") from exc
         started_at = time.time()
         stdout = proc.stdout
         assert stdout is not None
@@ -164,12 +218,25 @@ class LocalBackend:
             create_requested_at=create_requested_at,
             started_at=started_at,
             exited_at=stop.exited_at,
+            confinement=self.confinement.summary,
         )
         result = stop.conclude(result, spec, sink, lambda code: _interpret_exit(code, spec, sink))
         exceeded, limit = _over_limits(spec, dirs)
         if exceeded and not result.outputs_exceeded:
             result.outputs_exceeded, result.outputs_limit = exceeded, limit
         return result
+
+
+def _check_program(program: str, cwd: Path, path: str) -> None:
+    """Raise ``HarnessError`` if ``program`` cannot be found and run (as Popen would, but
+    here the first process started is the confinement's, not the agent's)."""
+    if os.sep in program:
+        found = (cwd / program) if not os.path.isabs(program) else Path(program)
+        ok = found.is_file() and os.access(found, os.X_OK)
+    else:
+        ok = shutil.which(program, path=path) is not None
+    if not ok:
+        raise HarnessError(f"could not start {program!r}: no such program (PATH={path})")
 
 
 def _over_limits(spec: RunSpec, dirs: RunDirs) -> tuple[str, int]:

@@ -292,6 +292,8 @@ class RunOutcome:
     # What the agent asked of its model endpoint, counted at the bridge
     # (``runner.llm_meter.Meter.as_dict``); None when the run had no endpoint.
     llm_usage: dict | None = None
+    # What the agent could read of the host (``runner.local_confinement``; empty: a container).
+    confinement: str = ""
 
     def to_json(self) -> dict:
         """A JSON-ready dict (paths as strings) for the CLI and task results."""
@@ -312,4 +314,5 @@ class RunOutcome:
             "overhead": {k: round(v, 4) for k, v in self.overhead.items()},
             "validation_counts": dict(self.validation_counts),
             "llm_usage": self.llm_usage,
+            "confinement": self.confinement,
         }

@@ -335,9 +335,10 @@ CELERY_BEAT_SCHEDULE = {
 
 # --- Agent runs -------------------------------------------------------------------------
 # How agent runs are isolated is the operator's choice, never a launcher's: `docker` (the
-# default) or `local` (a subprocess with the worker's rights: NOT a security boundary),
-# which the site refuses unless MLEBOARD_ALLOW_UNISOLATED_RUNS is on (`make run` turns it
-# on for its demo, and run pages then say runs are not isolated).
+# default) or `local` (a subprocess of the worker's host, confined as well as it allows:
+# runner/local_confinement.py; not a container), which the site refuses unless
+# MLEBOARD_ALLOW_UNISOLATED_RUNS is on (`make run` turns it on for its demo, and the runs
+# pages then say what a local agent can read).
 MLEBOARD_RUN_BACKEND = env("MLEBOARD_RUN_BACKEND")  # docker or local
 MLEBOARD_ALLOW_UNISOLATED_RUNS = env("MLEBOARD_ALLOW_UNISOLATED_RUNS")
 # Grading: a submission larger than this is refused with a message (never read), and a

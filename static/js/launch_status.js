@@ -14,6 +14,11 @@
         row.querySelector(".run-exit").textContent = run.exit_code === null ? "" : run.exit_code;
         row.querySelector(".run-duration").textContent = run.duration_s === null ? "" : run.duration_s.toFixed(1);
         row.querySelector(".run-message").textContent = run.message;
+        // A finished run can no longer be cancelled: its button goes.
+        if (run.final) {
+          var cancel = row.querySelector(".cancel-run");
+          if (cancel) cancel.closest("form").remove();
+        }
         if (run.status === "queued" || run.status === "running" || run.grading === "queued" || run.grading === "running") active = true;
       });
       if (logUrl) showLog(logUrl);
@@ -29,6 +34,10 @@
     if (event.target.classList.contains("show-log")) {
       event.preventDefault();
       logUrl = event.target.dataset.log;
+      document.getElementById("run-log-which").textContent = "of " + event.target.dataset.label;
+      root.querySelectorAll("tr.log-shown").forEach(function (tr) { tr.classList.remove("log-shown"); });
+      event.target.closest("tr").classList.add("log-shown");
+      document.getElementById("run-log").textContent = "Loading…";
       showLog(logUrl);
     }
   });

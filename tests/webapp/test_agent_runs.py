@@ -243,9 +243,12 @@ def test_isolation_is_the_operators_choice(site, runner_user, settings):
     browser = Client()
     browser.force_login(runner_user)
     page = browser.get("/runs/new/")
-    assert page.status_code == 200 and "Runs on this site are not isolated" in page.content.decode()
+    assert (
+        page.status_code == 200
+        and "Runs on this site are not in containers" in page.content.decode()
+    )
     settings.MLEBOARD_RUN_BACKEND = "docker"
-    assert "not isolated" not in browser.get("/runs/new/").content.decode()
+    assert "not in containers" not in browser.get("/runs/new/").content.decode()
 
 
 def test_a_launch_made_before_the_operator_turned_isolation_on_does_not_run(

@@ -71,7 +71,7 @@ def test_agent_run_pages(
     page.fill("input[name=memory]", "1g")
     page.fill("input[name=gpus]", "0")
     page.fill("input[name=time_limit_s]", "120")
-    assert "not isolated" in page.locator("#unisolated-banner").inner_text()
+    assert "not in containers" in page.locator("#unisolated-banner").inner_text()
     shot(page, "launch-form")
     page.click("#launch-form button[type=submit]")
     page.wait_for_url("**/runs/*/")

@@ -385,9 +385,10 @@ def test_a_capacity_refusal_is_not_counted_and_its_log_says_why(site, runner_use
     assert "36 CPUs requested, the host has 2" in body["log_note"]
 
 
-def test_other_harness_errors_are_still_graded(monkeypatch):
-    """Any other run that ends without running (e.g. refused by the isolation the
-    operator chose after the launch) is still handed to grading: it counts."""
+def test_a_run_that_never_ran_is_not_graded(monkeypatch):
+    """No run that ends without running (refused by the isolation the operator chose after
+    the launch, too big for every host, an agent the site cannot configure) is handed to
+    grading: a "no submission" would count as a 0% verified result."""
     from webapp.runs import services
 
     handed = []
@@ -395,9 +396,8 @@ def test_other_harness_errors_are_still_graded(monkeypatch):
     monkeypatch.setattr(services, "_hand_to_grading", lambda run, submission: handed.append(run))
     run = _FakeRun()
     services._finish_without_running(run, "harness_error", "not isolated")
-    assert handed == [run]
-    services._finish_without_running(run, "harness_error", "too big", grade=False)
-    assert handed == [run]
+    services._finish_without_running(run, "harness_error", "too big")
+    assert handed == []
 
 
 class _NoUpdate:

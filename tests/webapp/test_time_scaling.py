@@ -1,6 +1,8 @@
 """Hourly snapshots (here: every second) of an agent's submission are graded like the
 final one and drawn as Any Medal % against elapsed time on the experiment page."""
 
+import shutil
+
 import pytest
 from django.contrib.auth.models import Permission
 
@@ -48,7 +50,10 @@ def test_snapshots_are_graded_and_drawn(tmp_path, settings, unisolated, django_u
     sample = (
         settings.MLEBOARD_DATA_DIR / "demo-wine" / "prepared" / "public" / "sample_submission.csv"
     )
-    good = build.submissions["linear"][0]["demo-wine"]
+    # The good submission travels with the agent: the site's data folder (where the
+    # demo's reference submissions are) is out of a local agent's reach.
+    good = agent / "good.csv"
+    shutil.copy(build.submissions["linear"][0]["demo-wine"], good)
     (agent / "main.py").write_text(IMPROVER.format(sample=sample, good=good, out=out))
 
     finished = agent_run_execute(run.pk, token="t")

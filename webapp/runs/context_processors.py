@@ -1,7 +1,19 @@
-"""What every page needs to know about agent runs: whether this site isolates them."""
+"""What every page needs to know about agent runs: whether this site isolates them, and
+what a local agent can read of its host (probed only by the pages that show it)."""
 
 from django.conf import settings
+from django.utils.functional import SimpleLazyObject
 
 
 def isolation(request) -> dict:
-    return {"runs_unisolated": settings.MLEBOARD_RUN_BACKEND == "local"}
+    local = settings.MLEBOARD_RUN_BACKEND == "local"
+
+    def confinement() -> str:
+        from webapp.runs.services import backend_confinement
+
+        return backend_confinement("local")
+
+    return {
+        "runs_unisolated": local,
+        "runs_confinement": SimpleLazyObject(confinement) if local else "",
+    }

@@ -86,6 +86,9 @@ class AgentRun(Dispatched):
     # (``runner.llm_meter``); None for an agent without one.
     llm_usage = models.JSONField(null=True, blank=True)
     gpu_ids = models.JSONField(default=list, blank=True)
+    # What the agent could read of its host (``runner.local_confinement``), for people;
+    # empty for a container run.
+    confinement = models.TextField(blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     result_run = models.OneToOneField(

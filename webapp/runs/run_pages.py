@@ -144,6 +144,7 @@ def run_summary(ref: RunRef, user) -> dict:
             "duration_s": agent.duration_s,
             "validation_counts": agent.validation_counts,
             "llm_usage": agent.llm_usage,
+            "confinement": agent.confinement,
         }
         if agent
         else None,

@@ -3,7 +3,7 @@ time-scaling curve of their snapshots."""
 
 from pathlib import Path
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from webapp.runs.models import AgentRun, Launch, SubmissionSnapshot
 from webapp.visibility import Perm, actionable, has_perm, visible_to
@@ -13,6 +13,39 @@ def launches_visible_to(user) -> QuerySet:
     """A person's own launches; with ``runs.view_launch``, everyone's. Launches are never
     public."""
     return visible_to(user, Launch.objects.select_related("experiment", "owner"))
+
+
+def launches_with_progress(user) -> list[Launch]:
+    """``launches_visible_to`` with each launch's ``progress``: how many of its runs are
+    queued, running, finished (and how), graded, and its overall status."""
+    launches = list(
+        launches_visible_to(user).annotate(
+            n_runs=Count("runs"),
+            n_queued=Count("runs", filter=Q(runs__status=AgentRun.Status.QUEUED)),
+            n_running=Count("runs", filter=Q(runs__status=AgentRun.Status.RUNNING)),
+            n_graded=Count("runs", filter=Q(runs__result_run__status="graded")),
+        )
+    )
+    finals = (
+        AgentRun.objects.filter(launch__in=launches, status__in=AgentRun.FINAL)
+        .values_list("launch_id", "status")
+        .annotate(n=Count("id"))
+    )
+    ended: dict[int, dict[str, int]] = {}
+    for launch_id, status, n in finals:
+        ended.setdefault(launch_id, {})[AgentRun.Status(status).label.lower()] = n
+    for launch in launches:
+        finished = launch.n_runs - launch.n_queued - launch.n_running
+        status = "running" if launch.n_running else "queued" if launch.n_queued else "finished"
+        launch.progress = {
+            "status": status,
+            "total": launch.n_runs,
+            "finished": finished,
+            "graded": launch.n_graded,
+            "ended": ended.get(launch.pk, {}),
+            "percent": round(100 * finished / launch.n_runs) if launch.n_runs else 100,
+        }
+    return launches
 
 
 def agent_runs_visible_to(user) -> QuerySet:
@@ -58,8 +91,11 @@ def agent_run_status(run: AgentRun) -> dict:
         "competition_id": run.competition.slug,
         "seed": run.seed,
         "status": run.status,
+        # Whether the status is final (``AgentRun.FINAL``): the page drops "cancel" then.
+        "final": run.status in AgentRun.FINAL,
         "message": run.message,
         "detail": run.detail,
+        "confinement": run.confinement,
         "exit_code": run.exit_code,
         "duration_s": run.duration_s,
         "egress_granted": run.egress_granted,

@@ -44,6 +44,18 @@ def site_agents() -> dict[str, AgentDefinition]:
     return agents
 
 
+def agent_unusable_reason(agent: AgentDefinition) -> str:
+    """Why this site cannot run ``agent`` now (empty when it can): a variable it needs,
+    the model endpoint of an ``llm`` agent above all, is not set."""
+    import os
+
+    try:
+        agent.environment(os.environ)
+    except AgentConfigError as exc:
+        return str(exc)
+    return ""
+
+
 def find_site_agent(name: str) -> AgentDefinition:
     agents = site_agents()
     if name not in agents:
@@ -71,6 +83,16 @@ def site_backend(asked: str | None = None) -> str:
     return backend
 
 
+def backend_confinement(backend: str) -> str:
+    """What an agent run by ``backend`` on this host can read of it, for people (empty for
+    containers: the Docker backend's isolation is the same everywhere)."""
+    if backend != "local":
+        return ""
+    from runner.local_confinement import local_confinement
+
+    return local_confinement().summary
+
+
 def launch_create(
     *,
     owner,
@@ -95,6 +117,9 @@ def launch_create(
         agent = find_site_agent(agent_name)
     except AgentConfigError as exc:
         raise LaunchRefused(str(exc)) from None
+    # Refused here, not ended as a harness error later (which is not a result).
+    if unusable := agent_unusable_reason(agent):
+        raise LaunchRefused(unusable)
     ids = list(dict.fromkeys(competitions or []))
     if split:
         ids += [c.id for c in competitions_in_split(split) if c.id not in ids]
@@ -266,7 +291,6 @@ def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
             AgentRun.Status.HARNESS_ERROR,
             f"Never started: {exc}. Not counted in the experiment's figures.",
             token=token,
-            grade=False,
         )
     if reservation is None:
         return None
@@ -329,7 +353,10 @@ def _execute_claimed(run: AgentRun, token: str, reservation) -> AgentRun:
         if output.exists():  # what a dead attempt left behind
             shutil.rmtree(output)
         holding(AgentRun, run.pk, token, AgentRun.Status.RUNNING).update(
-            output_dir=str(output), gpu_ids=list(reservation.gpu_ids), message=""
+            output_dir=str(output),
+            gpu_ids=list(reservation.gpu_ids),
+            message="",
+            confinement=backend_confinement(launch.backend),
         )
         cancel = threading.Event()
         watcher = _CancelWatcher(run.pk, token, cancel)
@@ -395,11 +422,11 @@ class _CancelWatcher:
 
 
 def _finish_without_running(
-    run: AgentRun, status: str, message: str, *, token: str | None = None, grade: bool = True
+    run: AgentRun, status: str, message: str, *, token: str | None = None
 ) -> AgentRun:
-    """End a run the harness never started (while ``token`` holds it, when given).
-    ``grade``: hand it to grading as "no submission" (it counts, as 0); False for a
-    refusal that is not the agent's doing."""
+    """End a run the harness never started (while ``token`` holds it, when given). It is
+    not handed to grading: a refusal is not the agent's doing, and a "no submission"
+    would count as a 0% result of a verified experiment."""
     rows = (
         AgentRun.objects.filter(pk=run.pk)
         if token is None
@@ -408,8 +435,6 @@ def _finish_without_running(
     if not rows.update(status=status, message=message, finished_at=timezone.now()):
         run.refresh_from_db()
         return run
-    if grade:
-        _hand_to_grading(run, submission=None)
     run.refresh_from_db()
     return run
 
@@ -429,14 +454,17 @@ def _record_outcome(run: AgentRun, outcome, token: str) -> AgentRun:
             validation_counts=outcome.validation_counts,
             llm_usage=outcome.llm_usage,
             finished_at=timezone.now(),
+            **({"confinement": outcome.confinement} if outcome.confinement else {}),
         )
-        if recorded:
+        # A harness error is the infrastructure's failure, not the agent's: no result.
+        if recorded and outcome.outcome.value != AgentRun.Status.HARNESS_ERROR:
             _hand_to_grading(run, submission=outcome.submission_path)
     if not recorded:
         log.warning("run %s was handed over while it ran here: its outcome is dropped", run.pk)
         run.refresh_from_db()
         return run
-    _grade_snapshots(run, outcome.snapshots)
+    if outcome.outcome.value != AgentRun.Status.HARNESS_ERROR:
+        _grade_snapshots(run, outcome.snapshots)
     run.refresh_from_db()
     return run
 

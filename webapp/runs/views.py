@@ -1,6 +1,8 @@
 """Agent-run pages: launch form, a launch's live status with log tails, cancel; the run
 hosts (``runs.manage_runhost``)."""
 
+import os
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -19,6 +21,7 @@ from webapp.runs.models import RunHost
 from webapp.runs.services import (
     LaunchRefused,
     agent_run_cancel,
+    agent_unusable_reason,
     launch_create_from_input,
     site_agents,
 )
@@ -28,8 +31,25 @@ from webapp.work import heartbeat_interval
 PAPER_CPUS, PAPER_MEMORY_GIB, PAPER_GPUS = 36, 440, 1
 
 
+class AgentSelect(forms.Select):
+    """The agents, those this site cannot run now disabled with the reason."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.unusable: dict[str, str] = {}
+        self.short: dict[str, str] = {}
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        if reason := self.unusable.get(value):
+            option["attrs"]["disabled"] = True
+            option["attrs"]["title"] = reason
+            option["label"] = f"{label} (unavailable: {self.short.get(value, '')})"
+        return option
+
+
 class LaunchForm(forms.Form):
-    agent = forms.ChoiceField(choices=())
+    agent = forms.ChoiceField(choices=(), widget=AgentSelect)
     split = forms.ChoiceField(
         choices=[("", "— none —"), *split_choices(SPLIT_SLUGS)], required=False
     )
@@ -64,7 +84,26 @@ class LaunchForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["agent"].choices = [(name, name) for name in site_agents()]
+        agents = site_agents()
+        unusable = {name: agent_unusable_reason(a) for name, a in agents.items()}
+        unusable = {name: why for name, why in unusable.items() if why}
+        self.fields["agent"].choices = [(name, name) for name in agents]
+        self.fields["agent"].widget.unusable = unusable
+        self.fields["agent"].widget.short = {
+            name: ("no model endpoint: " if agents[name].llm else "")
+            + ", ".join(agents[name].missing(os.environ))
+            + " not set"
+            for name in unusable
+        }
+        # The default is an agent this site can run (never one needing a missing endpoint).
+        usable = [name for name in agents if name not in unusable]
+        self.fields["agent"].initial = usable[0] if usable else None
+        if unusable:
+            self.fields["agent"].help_text = (
+                "Unavailable here: "
+                + "; ".join(f"{n}: {why}" for n, why in sorted(unusable.items()))
+                + "."
+            )
         host = host_resources()
         self.fields["cpus"].initial = min(PAPER_CPUS, host["cpus"])
         self.fields["memory"].initial = f"{min(PAPER_MEMORY_GIB, host['memory_gib'])}g"
@@ -112,7 +151,7 @@ def launch_list(request):
         request,
         "runs/launch_list.html",
         {
-            "launches": selectors.launches_visible_to(request.user),
+            "launches": selectors.launches_with_progress(request.user),
             "can_launch": selectors.can_launch(request.user),
         },
     )
