@@ -17,6 +17,7 @@ from django.utils import timezone
 from benchmark.integrity.common_code import shared_code_filter, template_fingerprints
 from benchmark.integrity.detectors import scan_run
 from benchmark.integrity.winnowing import CorpusMatch, best_match, file_fingerprints, language_of
+from webapp import work
 from webapp.competitions.models import Competition
 from webapp.integrity.models import ReferenceCorpus, ReferenceFile, RunCheck, ScaffoldTemplate
 from webapp.integrity.reasons import llm_fact, peer_fact, reference_fact, rule_fact
@@ -169,7 +170,14 @@ def check_due(run_ids) -> int:
     return count
 
 
-def sweep_checks() -> int:
+def checks_after_grading(run_ids: list[int], status: str) -> None:
+    """The end hook of grading (registered by the integrity app): a graded run's checks
+    are asked for."""
+    if status == Run.Status.GRADED:
+        check_due(run_ids)
+
+
+def sweep_checks(batch: int = 1000) -> int:
     """Send again the checks that stayed due past ``MLEBOARD_STALE_AFTER_S`` (their
     task was lost with its worker or never left); after ``MLEBOARD_MAX_ATTEMPTS`` sends
     the check is given up with a note, and the run stays "not checked"."""
@@ -184,7 +192,7 @@ def sweep_checks() -> int:
         "ask for it again from the review page",
     )
     sent = 0
-    for check in late.exclude(attempts__gte=settings.MLEBOARD_MAX_ATTEMPTS)[:1000]:
+    for check in late.exclude(attempts__gte=settings.MLEBOARD_MAX_ATTEMPTS)[:batch]:
         if not send(check_run_task, check.run_id):
             break
         RunCheck.objects.filter(pk=check.pk).update(
@@ -409,8 +417,13 @@ def run_check(run_id: int) -> RunCheck | None:
             status = current.status
         # Asked for again while this ran (a new corpus, say): stay due and go round again.
         again = current.due_since is not None and current.due_since != asked_at
-        RunCheck.objects.filter(pk=check.pk).update(
-            status=status, reasons=reasons, due_since=current.due_since if again else None, **fields
+        work.move(
+            work.kind_for("integrity_check"),
+            check.pk,
+            status,
+            reasons=reasons,
+            due_since=current.due_since if again else None,
+            **fields,
         )
         if again:
             send_on_commit(check_run_task, run.pk)
@@ -439,16 +452,24 @@ def run_check_decide(check_id: int, *, decision: str, reason: str, user) -> RunC
         raise DecisionRefused("say why: the reason is shown with the decision")
     if check.status == Status.NOT_CHECKED and decision != Status.DISQUALIFIED:
         raise DecisionRefused("this run has not been checked yet")
+    checks = work.kind_for("integrity_check")
     if decision == "reopen":
-        RunCheck.objects.filter(pk=check.pk).update(
-            status=Status.FLAGGED if check.reasons else Status.CLEAN,
+        work.move(
+            checks,
+            check.pk,
+            Status.FLAGGED if check.reasons else Status.CLEAN,
             decided_by=None,
             decided_at=None,
             decision_reason="",
         )
     else:
-        RunCheck.objects.filter(pk=check.pk).update(
-            status=decision, decided_by=user, decided_at=timezone.now(), decision_reason=reason
+        work.move(
+            checks,
+            check.pk,
+            decision,
+            decided_by=user,
+            decided_at=timezone.now(),
+            decision_reason=reason,
         )
     figures_due([check.run.experiment_id])
     return RunCheck.objects.get(pk=check.pk)
