@@ -18,8 +18,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchmark.medals import MEDALS, medal_level
+
 # Outcome levels, for per-competition win/tie/loss: the best thing that happened.
-LEVELS = {"none": 0, "valid": 1, "above_median": 2, "bronze": 3, "silver": 4, "gold": 5}
+LEVELS = {
+    "none": 0,
+    "valid": 1,
+    "above_median": 2,
+    **{medal: 5 - rank for rank, medal in enumerate(MEDALS)},
+}
 
 
 @dataclass(frozen=True)
@@ -33,12 +40,9 @@ class SeedResult:
 def outcome_level(
     *, valid: bool, above_median: bool, bronze: bool, silver: bool, gold: bool
 ) -> int:
-    if gold:
-        return LEVELS["gold"]
-    if silver:
-        return LEVELS["silver"]
-    if bronze:
-        return LEVELS["bronze"]
+    medal = medal_level(gold=gold, silver=silver, bronze=bronze)
+    if medal:
+        return LEVELS[medal]
     if above_median:
         return LEVELS["above_median"]
     return LEVELS["valid"] if valid else LEVELS["none"]

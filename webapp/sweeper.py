@@ -1,7 +1,7 @@
 """The sweeper: the database is the source of truth, and this drives it to an end.
 
 Every ``MLEBOARD_REAPER_INTERVAL_S`` seconds (Celery beat), for each kind of work declared
-in ``webapp.work.kinds`` (uploads being read, runs being graded, agent runs, familiarity
+in ``webapp.work.declarations`` (uploads being read, runs being graded, agent runs, familiarity
 measurements, integrity checks, figures, resumable uploads):
 
 0. a run host whose heartbeat went silent for ``MLEBOARD_STALE_AFTER_S`` is marked down

@@ -14,7 +14,7 @@
         row.querySelector(".run-exit").textContent = run.exit_code === null ? "" : run.exit_code;
         row.querySelector(".run-duration").textContent = run.duration_s === null ? "" : run.duration_s.toFixed(1);
         row.querySelector(".run-message").textContent = run.message;
-        if (run.status === "queued" || run.status === "running" || run.grading === "queued" || run.grading === "running") active = true;
+        if (!run.is_final || run.grading_is_final === false) active = true;
       });
       if (logUrl) showLog(logUrl);
       if (active) setTimeout(refresh, 2000);

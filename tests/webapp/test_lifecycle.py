@@ -1,4 +1,4 @@
-"""The declared lifecycles (``webapp.work.kinds``): consistent tables, the runner's outcomes
+"""The declared lifecycles (``webapp.work.declarations``): consistent tables, the runner's outcomes
 inside the agent run's states, moves refused off the table, the rendered docs current."""
 
 from __future__ import annotations

@@ -5,7 +5,6 @@ person, and a disqualified run counted as no medal in the figures."""
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from django.utils import timezone
 from benchmark.integrity.common_code import shared_code_filter, template_fingerprints
 from benchmark.integrity.detectors import scan_run
 from benchmark.integrity.winnowing import CorpusMatch, best_match, file_fingerprints, language_of
+from runner.spec import CODE_DIR, LOGS_DIR
 from webapp import work
 from webapp.competitions.models import Competition
 from webapp.integrity.models import ReferenceCorpus, ReferenceFile, RunCheck, ScaffoldTemplate
@@ -183,16 +183,15 @@ def sweep_checks(batch: int = 1000) -> int:
     the check is given up with a note, and the run stays "not checked"."""
     from webapp.integrity.tasks import check_run_task
 
-    before = timezone.now() - dt.timedelta(seconds=settings.MLEBOARD_STALE_AFTER_S)
-    late = RunCheck.objects.filter(due_since__lt=before)
-    given_up = late.filter(attempts__gte=settings.MLEBOARD_MAX_ATTEMPTS)
-    given_up.update(
+    budget = work.kind_for("integrity_check").budget  # work.attempts_spent, as a query
+    late = RunCheck.objects.filter(due_since__lt=work.stale_before())
+    late.filter(attempts__gte=budget).update(
         due_since=None,
-        note=f"the check was sent {settings.MLEBOARD_MAX_ATTEMPTS} times and never finished; "
+        note=f"the check was sent {budget} times and never finished; "
         "ask for it again from the review page",
     )
     sent = 0
-    for check in late.exclude(attempts__gte=settings.MLEBOARD_MAX_ATTEMPTS)[:batch]:
+    for check in late.exclude(attempts__gte=budget)[:batch]:
         if not send(check_run_task, check.run_id):
             break
         RunCheck.objects.filter(pk=check.pk).update(
@@ -215,7 +214,7 @@ def code_files(folder: Path) -> dict[str, str]:
     """The run's code as compared: ``.py``, ``.ipynb`` and ``.R`` files under ``code/``
     (symlinks not followed), each read up to ``CODE_MAX_BYTES``, at most
     ``MAX_CODE_FILES`` of them."""
-    root = folder / "code"
+    root = folder / CODE_DIR
     files: dict[str, str] = {}
     if not root.is_dir() or root.is_symlink():
         return files
@@ -366,7 +365,7 @@ def run_check(run_id: int) -> RunCheck | None:
         "note": "",
         "llm_review": {"configured": llm_judge_config() is not None},
     }
-    has_material = folder is not None and (code or any((folder / a).is_dir() for a in ("logs",)))
+    has_material = folder is not None and (code or (folder / LOGS_DIR).is_dir())
     if not has_material and not findings:
         fields["note"] = "no code or logs are stored for this run: nothing to check"
         status = Status.NOT_CHECKED

@@ -12,7 +12,7 @@ the checksum is finished from the saved state (nothing is read again) and the pa
 through ``uploads.upload_store``, the path a one-request upload takes: deduplicated by
 checksum, inspected (hostile archives, bombs, escaping paths), read and graded.
 
-Lifecycle (declared in ``webapp.work.kinds``; ``partial_move`` moves it):
+Lifecycle (declared in ``webapp.work.declarations``; ``partial_move`` moves it):
 
     receiving  --last byte-->  assembling  --stored-->  complete
     receiving  --no byte for MLEBOARD_UPLOAD_PARTIAL_TTL_S-->  expired
@@ -68,7 +68,7 @@ def part_path(partial: PartialUpload) -> Path:
 
 
 def partial_move(pk: int, to: str, *, expected: str | None = None, **fields) -> bool:
-    """Move a partial upload to ``to`` along its declared lifecycle (``webapp.work.kinds``,
+    """Move a partial upload to ``to`` along its declared lifecycle (``webapp.work.declarations``,
     from ``expected`` when given), setting ``fields`` in the same conditional update. True
     for the one caller that moved it."""
     kind = work.kind_for("resumable_upload")

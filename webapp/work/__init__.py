@@ -2,7 +2,7 @@
 
 Each kind of work (reading an upload, grading a run, an agent run, an integrity check, a
 figure refresh, a familiarity measurement, a resumable upload) is declared once in
-``webapp.work.kinds``: its states, the legal transitions as a table, what is reset when it
+``webapp.work.declarations``: its states, the legal transitions as a table, what is reset when it
 waits again, its task and queue, its attempts budget and its failure messages. The calls of
 ``webapp.work.lifecycle`` (``claim``, ``finish``, ``fail``, ``release``, ``retry_or_fail``,
 ``restart``) are the only writers of a status (``tests/test_status_writes.py`` holds

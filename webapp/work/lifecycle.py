@@ -1,6 +1,6 @@
 """The lifecycle of work as data, and the only calls that write a status.
 
-A ``Kind`` (declared in ``webapp.work.kinds``) says which states wait for a worker, which
+A ``Kind`` (declared in ``webapp.work.declarations``) says which states wait for a worker, which
 are held by one, which are final, and which moves are legal (``transitions``). Every call
 here is one conditional update limited to the states the table allows to reach the target,
 so a re-delivered task, a sweeper and a person acting at the same moment cannot take a row
@@ -151,7 +151,7 @@ def kinds() -> dict[str, Kind]:
     """Every kind of work by name, in the order the sweeper handles them."""
     global _KINDS
     if _KINDS is None:
-        from webapp.work.kinds import declared
+        from webapp.work.declarations import declared
 
         _KINDS = {kind.name: kind for kind in declared()}
     return _KINDS
@@ -189,7 +189,7 @@ def _ended(kind: Kind, pks: list[int], state: str) -> None:
 # ---------------------------------------------------------------- moves
 
 
-def _move(kind: Kind, query, to: str, *, same: bool = False, **fields) -> int:
+def _move(kind: Kind, query, to: str, /, *, same: bool = False, **fields) -> int:
     """The one writer of a status: ``query``'s rows in a state the table allows (or
     already in ``to``, with ``same``) moved to ``to`` with ``fields``."""
     if to not in kind.states:
@@ -204,7 +204,7 @@ def _move(kind: Kind, query, to: str, *, same: bool = False, **fields) -> int:
     return query.filter(**{f"{kind.field}__in": sources}).update(**{kind.field: to}, **fields)
 
 
-def holding(kind: Kind, pk: int, token: str):
+def holding(kind: Kind, pk: int, token: str, /):
     """The row, filtered to "still claimed by ``token``": update it (not its status) while
     the work runs."""
     return kind.model.objects.filter(
@@ -213,7 +213,7 @@ def holding(kind: Kind, pk: int, token: str):
 
 
 def claim(
-    kind: Kind, pk: int, token: str, *, where: Q | None = None, reclaim_own: bool = False
+    kind: Kind, pk: int, token: str, /, *, where: Q | None = None, reclaim_own: bool = False
 ) -> bool:
     """Move a row from waiting to running for ``token``. True only for the one caller
     that won; the claim spends one attempt. With ``reclaim_own`` a re-delivery of the same
@@ -242,6 +242,7 @@ def finish(
     kind: Kind,
     pk: int,
     to: str | None = None,
+    /,
     *,
     token: str | None = None,
     where: Q | None = None,
@@ -261,7 +262,14 @@ def finish(
 
 
 def fail(
-    kind: Kind, pk: int, reason: str, *, token: str | None = None, where: Q | None = None, **fields
+    kind: Kind,
+    pk: int,
+    reason: str,
+    /,
+    *,
+    token: str | None = None,
+    where: Q | None = None,
+    **fields,
 ) -> bool:
     """End a row as failed with ``reason`` (see ``finish``)."""
     return finish(
@@ -269,7 +277,7 @@ def fail(
     )
 
 
-def release(kind: Kind, pk: int, token: str, *, where: Q | None = None, **fields) -> bool:
+def release(kind: Kind, pk: int, token: str, /, *, where: Q | None = None, **fields) -> bool:
     """Give a claim back: the row waits again (``Kind.reset``; ``fields`` override)."""
     return bool(_move(kind, _scoped(kind, pk, token, where), kind.waiting[0], **fields))
 
@@ -285,6 +293,7 @@ def retry_or_fail(
     pk: int,
     token: str,
     cause: str,
+    /,
     *,
     where: Q | None = None,
     release_fields: Mapping[str, Any] | None = None,
@@ -304,7 +313,7 @@ def retry_or_fail(
 
 
 def restart(
-    kind: Kind, pks: Iterable[int], to: str | None = None, *, where: Q | None = None, **fields
+    kind: Kind, pks: Iterable[int], to: str | None = None, /, *, where: Q | None = None, **fields
 ) -> int:
     """A person starts rows over (send again, re-grade, ask again): to ``to`` (the first
     waiting state by default) from any state the table allows, or already there, with the
@@ -316,7 +325,7 @@ def restart(
     return _move(kind, query, to, same=True, **{**kind.restart_reset, **fields})
 
 
-def move(kind: Kind, pk: int, to: str, *, where: Q | None = None, **fields) -> bool:
+def move(kind: Kind, pk: int, to: str, /, *, where: Q | None = None, **fields) -> bool:
     """Any legal move of one row (for kinds whose states are not about a worker: a review
     outcome, a resumable upload's progress). A row may stay where it is only where the
     table has that loop."""

@@ -8,9 +8,10 @@ in the table: "final" says no worker has anything left to do, not that nothing m
 
 from __future__ import annotations
 
+from django.apps import apps
 from django.db.models import Q
 
-from webapp.work.lifecycle import Kind
+from webapp.work.lifecycle import Kind, dotted
 
 
 def _table(**moves: tuple[str, ...]) -> dict[str, frozenset[str]]:
@@ -27,16 +28,17 @@ RESTART_RESET = {"error": "", "attempts": 0}
 def _host_not_suspect() -> Q:
     """A silent agent run on a host that has itself gone quiet is the host-down
     hand-over's (``webapp.runs.hosts``), not the sweeper's to end."""
-    from webapp.runs.hosts import suspect_before
-
-    return ~Q(host_claim__host__heartbeat_at__lt=suspect_before())
+    return ~Q(host_claim__host__heartbeat_at__lt=dotted("webapp.runs.hosts.suspect_before")())
 
 
 def declared() -> list[Kind]:
-    from webapp.competitions.models import Familiarity
-    from webapp.integrity.models import RunCheck
-    from webapp.results.models import Experiment, PartialUpload, Run, Upload
-    from webapp.runs.models import AgentRun
+    # Found through the app registry: the apps import webapp.work, not the other way.
+    Familiarity = apps.get_model("competitions", "Familiarity")
+    RunCheck = apps.get_model("integrity", "RunCheck")
+    Experiment, PartialUpload, Run, Upload = (
+        apps.get_model("results", name) for name in ("Experiment", "PartialUpload", "Run", "Upload")
+    )
+    AgentRun = apps.get_model("runs", "AgentRun")
 
     U, R, A, F = Upload.Status, Run.Status, AgentRun.Status, Familiarity.Status
     C, P = RunCheck.Status, PartialUpload.State
