@@ -2,6 +2,7 @@
 watching it graded live by a real worker; the agent-run pages."""
 
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -43,7 +44,8 @@ def test_upload_form_and_live_progress(
     page.select_option("select[name=internet_access]", "false")
     shot(page, "upload-form")
     page.click("#upload-form button[type=submit]")
-    page.wait_for_url("**/uploads/*/")
+    # Not "**/uploads/*/": that glob matches the form's own /uploads/new/ at once.
+    page.wait_for_url(re.compile(r"/uploads/\d+/$"))
     # The page updates itself (no reload) until every run is graded.
     page.wait_for_function(
         "document.getElementById('up-status').textContent === 'graded'", timeout=90000
