@@ -18,8 +18,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchmark.medals import MEDALS, medal_level
+
 # Outcome levels, for per-competition win/tie/loss: the best thing that happened.
-LEVELS = {"none": 0, "valid": 1, "above_median": 2, "bronze": 3, "silver": 4, "gold": 5}
+LEVELS = {
+    "none": 0,
+    "valid": 1,
+    "above_median": 2,
+    **{medal: 5 - rank for rank, medal in enumerate(MEDALS)},
+}
 # What people read for each level, lowest first.
 LEVEL_LABELS = {
     "none": "no valid submission",
@@ -34,7 +41,10 @@ LEVEL_LABELS = {
 DECISION_RULE = (
     "a competition is won on the medal level (the mean over seeds of each run's best "
     "outcome: "
-    + ", ".join(f"{LEVEL_LABELS[name]} {value}" for name, value in LEVELS.items())
+    + ", ".join(
+        f"{LEVEL_LABELS[name]} {value}"
+        for name, value in sorted(LEVELS.items(), key=lambda item: item[1])
+    )
     + "), then, when the levels are equal, on the mean score in the metric's direction; "
     "equal on both (or no score to compare) is a tie"
 )
@@ -52,12 +62,9 @@ class SeedResult:
 def outcome_level(
     *, valid: bool, above_median: bool, bronze: bool, silver: bool, gold: bool
 ) -> int:
-    if gold:
-        return LEVELS["gold"]
-    if silver:
-        return LEVELS["silver"]
-    if bronze:
-        return LEVELS["bronze"]
+    medal = medal_level(gold=gold, silver=silver, bronze=bronze)
+    if medal:
+        return LEVELS[medal]
     if above_median:
         return LEVELS["above_median"]
     return LEVELS["valid"] if valid else LEVELS["none"]

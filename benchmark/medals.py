@@ -25,6 +25,17 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+# The medals, best first: a run's medal is the best it reached (``medal_level``).
+MEDALS = ("gold", "silver", "bronze")
+
+
+def medal_level(*, gold: bool, silver: bool, bronze: bool) -> str:
+    """The best medal of a graded run ("gold", "silver", "bronze"), or "" for none."""
+    for name, won in zip(MEDALS, (gold, silver, bronze), strict=True):
+        if won:
+            return name
+    return ""
+
 
 @dataclass(frozen=True)
 class MedalThresholds:

@@ -303,16 +303,3 @@ def check_range(
 def check_probabilities(values: np.ndarray, name: str) -> None:
     """Values are probabilities in [0, 1] (raw scores or logits are rejected)."""
     check_range(values, name, 0.0, 1.0, what="probabilities")
-
-
-def check_labels(values: pa.ChunkedArray | pa.Array, allowed: pa.Array, name: str) -> None:
-    """Every value is one of ``allowed``; unknown labels are counted and shown."""
-    known = pc.is_in(values, value_set=allowed, skip_nulls=True).fill_null(False)
-    bad = pc.filter(values, pc.invert(known))
-    if len(bad):
-        allowed_text = show(allowed.slice(0, 10).to_pylist(), len(allowed))
-        raise InvalidSubmission(
-            f"Column '{name}' has {_plural(len(bad), 'value')} outside the allowed labels "
-            f"(first: {show(bad.slice(0, SHOWN).to_pylist(), len(bad))}); allowed: {allowed_text}.",
-            kind=ErrorClass.VALUES,
-        )

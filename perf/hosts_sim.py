@@ -278,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     from django.db.models import Count
 
     from benchmark.catalogue import competitions_in_split
+    from webapp import work
     from webapp.celery import app
     from webapp.runs.models import AgentRun, RunHost
     from webapp.runs.services import launch_create
@@ -369,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
                 .annotate(n=Count("pk"))
                 .values_list("status", "n")
             )
-            ended = sum(n for s, n in counts.items() if s in AgentRun.FINAL)
+            ended = sum(n for s, n in counts.items() if s in work.kind_for("agent_run").final)
             if now - last_report > 10:
                 last_report = now
                 log(f"  {ended}/{total} ended {counts}")

@@ -71,6 +71,7 @@ from runner.llm_bridge import CONTAINER_LLM_DIR, HostBridge, container_base_url,
 from runner.logs import LogSink
 from runner.outputs import COLLECTOR, Received, describe_exceeded, receive
 from runner.spec import (
+    CODE_DIR,
     CONTAINER_AGENT_DIR,
     CONTAINER_CODE_DIR,
     CONTAINER_DATA_DIR,
@@ -82,7 +83,9 @@ from runner.spec import (
     CONTAINER_VALIDATE_SCRIPT,
     CONTAINER_VALIDATION_DIR,
     KILL_GRACE_ENV,
+    LOGS_DIR,
     OUTPUT_MAX_ENTRIES,
+    SUBMISSION_DIR,
     SUBMISSION_FILENAME,
     VALIDATION_SOCKET_NAME,
     Outcome,
@@ -104,9 +107,9 @@ CONTAINER_CAPS = ["SETUID", "SETGID", "SETPCAP"]
 SECCOMP_PROFILE = "seccomp.json"
 # Output roots, in the order they get the byte budget.
 OUTPUT_ROOTS = (
-    ("submission", CONTAINER_SUBMISSION_DIR),
-    ("code", CONTAINER_CODE_DIR),
-    ("logs", CONTAINER_LOGS_DIR),
+    (SUBMISSION_DIR, CONTAINER_SUBMISSION_DIR),
+    (CODE_DIR, CONTAINER_CODE_DIR),
+    (LOGS_DIR, CONTAINER_LOGS_DIR),
 )
 # Kills every process of the agent's user (it runs as that user; kill(-1) spares itself),
 # until none is left (kill(-1) itself succeeds while any other process exists, even one it
@@ -581,7 +584,7 @@ class _Agent:
             "caps": {submission: spec.submission_max_bytes},
             "max_entries": OUTPUT_MAX_ENTRIES,
         }
-        roots = {"submission": dirs.submission, "code": dirs.code, "logs": dirs.logs}
+        roots = {SUBMISSION_DIR: dirs.submission, CODE_DIR: dirs.code, LOGS_DIR: dirs.logs}
         got = self.run_collector(config, roots, _collect_timeout(spec.output_max_bytes))
         exceeded, limit = "", spec.output_max_bytes
         over = got.too_large()

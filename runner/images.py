@@ -36,6 +36,7 @@ from typing import Any
 from config import env
 from runner.agent_definition import AgentDefinition
 from runner.backend import HarnessError
+from runner.spec import OUTPUT_DIRS
 
 BASE_REPOSITORY = "mleboard/base"
 DEBIAN_SUITE = "bookworm"
@@ -278,9 +279,9 @@ def _customise_rootfs(rootfs: Path) -> None:
         ],
         "useradd",
     )
-    for name in ("data", "submission", "logs", "code", "validation"):
+    for name in ("data", *OUTPUT_DIRS, "validation"):
         (rootfs / "home" / name).mkdir(exist_ok=True)
-    for name in ("submission", "logs", "code"):
+    for name in OUTPUT_DIRS:
         os.chown(rootfs / "home" / name, AGENT_UID, AGENT_UID)
     for cache in ("var/cache/apt/archives", "var/lib/apt/lists"):
         for path in (rootfs / cache).glob("*"):

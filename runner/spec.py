@@ -14,8 +14,16 @@ from pathlib import Path
 
 from config import MAX_SIZE, env, parse_size  # noqa: F401 (runner.parse_size)
 
+# A run's folder, as the harness writes it and the run pages read it: MLE-bench's three
+# output folders, and what only the harness writes beside them.
+SUBMISSION_DIR = "submission"
+CODE_DIR = "code"
+LOGS_DIR = "logs"
+OUTPUT_DIRS = (SUBMISSION_DIR, CODE_DIR, LOGS_DIR)
+RUN_LOG = "run.log"  # the agent's stdout/stderr as the harness captured it
+VALIDATION_CALLS = "validation_calls.jsonl"  # the validation service's record of calls
+
 # The layout inside an agent's container: MLE-bench's, so agents written for it work.
-CONTAINER_HOME = "/home"
 CONTAINER_DATA_DIR = "/home/data"
 CONTAINER_SUBMISSION_DIR = "/home/submission"
 CONTAINER_LOGS_DIR = "/home/logs"
@@ -149,25 +157,25 @@ class RunDirs:
 
     @property
     def submission(self) -> Path:
-        return self.output / "submission"
+        return self.output / SUBMISSION_DIR
 
     @property
     def logs(self) -> Path:
-        return self.output / "logs"
+        return self.output / LOGS_DIR
 
     @property
     def code(self) -> Path:
-        return self.output / "code"
+        return self.output / CODE_DIR
 
     @property
     def run_log(self) -> Path:
         """The agent's stdout/stderr as the harness captured it (outside the agent's reach)."""
-        return self.output / "run.log"
+        return self.output / RUN_LOG
 
     @property
     def validation_calls(self) -> Path:
         """The validation service's record of the calls, one JSON line each (harness's own)."""
-        return self.output / "validation_calls.jsonl"
+        return self.output / VALIDATION_CALLS
 
     @property
     def llm_usage(self) -> Path:

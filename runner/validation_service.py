@@ -73,7 +73,6 @@ _MULTIPART_SLACK = 64 * 1024  # form overhead allowed on top of the submission's
 _MIN_BODY_RATE = MiB  # bytes a second a body must average (after the idle allowance)
 MAX_RECORDED_CALLS = 10_000  # lines of the calls file (then one line saying so)
 MAX_RECORDED_MESSAGE = 2_000  # characters of an answer kept per line
-CALLS_FILENAME = "validation_calls.jsonl"
 
 
 # What the agent learns of any failure of ours: nothing that could come from private data.

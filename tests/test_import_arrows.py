@@ -122,3 +122,84 @@ def test_relative_imports_are_resolved(tmp_path, monkeypatch):
         lambda self, encoding=None: "from .grading import x\nfrom ..runner import y\n",
     )
     assert _imported_modules(module) == {"benchmark.grading", "runner"}
+
+
+# ---------------------------------------------------------------- the apps inside webapp
+
+# The apps of ``webapp``, bottom first: an app imports only the apps before it (imports
+# inside functions counted). ``work`` is the machinery of every app's work and names no
+# app (its declarations find their models through Django's app registry); competitions
+# are the catalogue everything refers to; results hold experiments, runs and their grading;
+# agent runs produce results; integrity checks read graded runs (and agent runs' files).
+APPS = ("work", "accounts", "competitions", "results", "runs", "integrity")
+# Arrows against that direction not removed yet, each with the reason it is still there.
+# The list only shrinks: a new back-arrow fails, and so does one listed that is gone.
+KNOWN_BACK_ARROWS = {
+    # The competition page places every agent's score on the leaderboard.
+    ("competitions", "results"): {"webapp/competitions/views.py"},
+    # Clean figures leave disqualified runs out, and count the checks.
+    ("results", "integrity"): {"webapp/results/aggregates.py", "webapp/results/token_costs.py"},
+    # Snapshots (SubmissionSnapshot, a runs model) are graded with the final submission
+    # and stored from uploads; the experiment page draws the score-over-hours curve.
+    ("results", "runs"): {
+        "webapp/results/grading.py",
+        "webapp/results/uploads.py",
+        "webapp/results/views.py",
+    },
+    # A graded run's page shows its integrity checks.
+    ("runs", "integrity"): {"webapp/runs/run_pages.py"},
+}
+
+
+def _app(path: Path) -> str | None:
+    parts = path.relative_to(ROOT).parts
+    if parts[0] != "webapp" or len(parts) < 3 or parts[1] not in APPS:
+        return None
+    return parts[1]
+
+
+def _app_arrows() -> dict[tuple[str, str], set[str]]:
+    arrows: dict[tuple[str, str], set[str]] = {}
+    for path in sorted((ROOT / "webapp").rglob("*.py")):
+        source = _app(path)
+        if source is None or "migrations" in path.parts:
+            continue
+        for module in _imported_modules(path):
+            parts = module.split(".")
+            if parts[0] == "webapp" and len(parts) > 1 and parts[1] in APPS:
+                if parts[1] != source:
+                    key = (source, parts[1])
+                    arrows.setdefault(key, set()).add(str(path.relative_to(ROOT)))
+    return arrows
+
+
+def test_the_apps_import_each_other_in_one_direction():
+    back = {
+        edge: files
+        for edge, files in _app_arrows().items()
+        if APPS.index(edge[0]) < APPS.index(edge[1])
+    }
+    new = {
+        f"{a} -> {b}: {', '.join(sorted(files - KNOWN_BACK_ARROWS.get((a, b), set())))}"
+        for (a, b), files in back.items()
+        if files - KNOWN_BACK_ARROWS.get((a, b), set())
+    }
+    assert not new, (
+        "imports against the apps' direction ("
+        + " <- ".join(APPS)
+        + "):\n"
+        + ("\n".join(sorted(new)))
+    )
+    gone = {
+        f"{a} -> {b}: {path}"
+        for (a, b), files in KNOWN_BACK_ARROWS.items()
+        for path in files - back.get((a, b), set())
+    }
+    assert not gone, "no longer imported: take these off KNOWN_BACK_ARROWS\n" + "\n".join(gone)
+
+
+def test_the_app_arrows_are_seen():
+    arrows = _app_arrows()
+    for edge in [("results", "competitions"), ("runs", "results"), ("integrity", "results")]:
+        assert edge in arrows, edge
+    assert ("results", "work") in arrows

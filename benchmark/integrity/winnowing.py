@@ -378,9 +378,6 @@ def _mod_pow(base: int, exp: int, mod: int) -> int:
     return pow(base, exp, mod)
 
 
-_MAX_BASE = _MOD - _mod_pow(_ROLL_BASE, KGRAM_LENGTH, _MOD)
-
-
 @lru_cache(maxsize=8)
 def _powers(k: int):
     """``4194301 ** (k - 1 - m) % 33554393`` for m in 0..k-1 (numpy int64, read-only)."""
@@ -542,12 +539,6 @@ def _rolling_hashes(tokens: list[str], k: int = KGRAM_LENGTH) -> list[int]:
         if position >= k - 1:
             out.append(rolling)
     return out
-
-
-def _js_mod(a: int, b: int) -> int:
-    """JavaScript's ``%`` (the sign of the dividend)."""
-    r = abs(a) % b
-    return -r if a < 0 else r
 
 
 def fingerprint(text: str, language: str) -> Fingerprints:

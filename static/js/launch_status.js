@@ -15,11 +15,11 @@
         row.querySelector(".run-duration").textContent = run.duration_s === null ? "" : run.duration_s.toFixed(1);
         row.querySelector(".run-message").textContent = run.message;
         // A finished run can no longer be cancelled: its button goes.
-        if (run.final) {
+        if (run.is_final) {
           var cancel = row.querySelector(".cancel-run");
           if (cancel) cancel.closest("form").remove();
         }
-        if (run.status === "queued" || run.status === "running" || run.grading === "queued" || run.grading === "running") active = true;
+        if (!run.is_final || run.grading_is_final === false) active = true;
       });
       if (logUrl) showLog(logUrl);
       if (active) setTimeout(refresh, 2000);

@@ -39,7 +39,7 @@
   function poll() {
     fetch(root.dataset.url, {credentials: "same-origin"}).then(function (r) { return r.json(); }).then(function (p) {
       render(p);
-      if (p.status !== "graded" && p.status !== "failed") setTimeout(poll, 1000);
+      if (!p.is_final) setTimeout(poll, 1000);
     }).catch(function () { setTimeout(poll, 3000); });
   }
   poll();

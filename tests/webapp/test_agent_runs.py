@@ -216,7 +216,7 @@ def test_sweeper_ends_a_run_whose_heartbeat_stopped_and_removes_its_container(
         status=AgentRun.Status.RUNNING, heartbeat_at=stale, container=container.name
     )
     settings.MLEBOARD_STALE_AFTER_S = 300
-    assert sweep().failed == {"agentrun": 1}
+    assert sweep().failed == {"agent_run": 1}
     run.refresh_from_db()
     assert run.status == AgentRun.Status.HARNESS_ERROR and "heartbeat stopped" in run.message
     assert images.containers.list(all=True, filters={"label": "org.mleboard.run=1"}) == []

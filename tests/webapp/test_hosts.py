@@ -231,7 +231,7 @@ def test_a_silent_host_is_marked_down_and_its_runs_handed_over(settings):
     assert never_started.status == AgentRun.Status.QUEUED
     on_alive.refresh_from_db()
     assert on_alive.status == AgentRun.Status.HARNESS_ERROR and "heartbeat" in on_alive.message
-    assert report.runs_requeued == 1 and report.failed["agentrun"] == 2
+    assert report.runs_requeued == 1 and report.failed["agent_run"] == 2
     assert not HostClaim.objects.exists()  # the alive host's dead run released its claim
 
 

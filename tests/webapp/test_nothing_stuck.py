@@ -104,12 +104,12 @@ def test_a_silent_claim_is_taken_back_then_failed_past_the_budget(demo, user, se
     Run.objects.filter(pk=run.pk).update(
         status=Run.Status.RUNNING, claimed_by="dead", heartbeat_at=silent, attempts=1
     )
-    assert sweep().taken_back == {"run": 1}
+    assert sweep().taken_back == {"grading": 1}
     assert Run.objects.get(pk=run.pk).status == Run.Status.QUEUED
     Run.objects.filter(pk=run.pk).update(
         status=Run.Status.RUNNING, claimed_by="dead again", heartbeat_at=silent, attempts=2
     )
-    assert sweep().failed == {"run": 1}
+    assert sweep().failed == {"grading": 1}
     failed = Run.objects.get(pk=run.pk)
     assert failed.status == Run.Status.FAILED and "interrupted 2 times" in failed.error
     # The run's end counts: its experiment's figures are due (and computed by the worker).

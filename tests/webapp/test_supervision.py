@@ -25,6 +25,7 @@ from django.contrib.auth.models import Permission
 from rest_framework.authtoken.models import Token
 
 from tests import demo_builds
+from webapp import work
 from webapp.competitions.models import Competition
 from webapp.results.models import Experiment, GradeReport, Run
 from webapp.results.services import agent_get_or_create
@@ -271,7 +272,10 @@ def test_every_process_killed_runs_again_within_10_s_and_its_work_is_finished(si
     )
     for run in runs:
         assert GradeReport.objects.filter(run=run, is_current=True).count() == 1
-    wait_for(lambda: AgentRun.objects.get(pk=agent_run.pk).status in AgentRun.FINAL, timeout=180)
+    wait_for(
+        lambda: AgentRun.objects.get(pk=agent_run.pk).status in work.kind_for("agent_run").final,
+        timeout=180,
+    )
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -294,5 +298,7 @@ def test_ctrl_c_and_sigterm_stop_everything_within_15_s(site, sig):
     assert time.monotonic() - sent <= 15
     # The run was handed back (queued for another host) or ended: never left running.
     run = AgentRun.objects.get(pk=agent_run.pk)
-    assert run.status == AgentRun.Status.QUEUED or run.status in AgentRun.FINAL, run.status
+    assert run.status == AgentRun.Status.QUEUED or run.status in work.kind_for("agent_run").final, (
+        run.status
+    )
     assert "stopping" in site.log.read_text() or "stopped:" in site.log.read_text()

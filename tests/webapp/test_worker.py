@@ -138,7 +138,7 @@ def test_worker_killed_mid_grading_ends_with_exactly_one_report(
         assert Run.objects.get(pk=run.pk).status == Run.Status.RUNNING
         with override_settings(MLEBOARD_STALE_AFTER_S=FAST_STALE_S):
             swept = sweep()
-        assert swept.taken_back == {"run": 1} and swept.sent == {"run": 1}
+        assert swept.taken_back == {"grading": 1} and swept.sent == {"grading": 1}
         # Its pool does not take new work after both children were killed (the whole
         # worker restarting, as the drill does, grades it): what is checked here is that
         # the run is waiting again and sent again, not left running.

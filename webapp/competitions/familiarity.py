@@ -22,11 +22,13 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from benchmark.familiarity import Endpoint, FamiliarityError, competition_familiarity, score_text
+from webapp import work
 from webapp.competitions.models import Competition, Familiarity, FamiliarityText
-from webapp.work import claim, heartbeat, holding, new_token, send_on_commit
+from webapp.work import heartbeat, new_token, send_on_commit
 
 Status = Familiarity.Status
 MAX_TEXT_BYTES = 2 * 1024**2
@@ -153,9 +155,7 @@ def familiarity_request(
                 texts_version=texts_version(texts),
             )
             if row.status == Status.FAILED:
-                Familiarity.objects.filter(pk=row.pk, status=Status.FAILED).update(
-                    status=Status.QUEUED, error="", attempts=0, dispatched_at=None
-                )
+                work.restart(work.kind_for("familiarity"), [row.pk], where=Q(status=Status.FAILED))
                 row.refresh_from_db()
             if dispatch and row.status == Status.QUEUED:
                 from webapp.competitions.tasks import measure_familiarity_task
@@ -170,9 +170,7 @@ def familiarity_measure(pk: int, token: str | None = None) -> Familiarity | None
     reason it could not be measured (failed). None when another worker holds it or it
     is not waiting."""
     token = token or new_token()
-    if not claim(
-        Familiarity, pk, token, waiting=[Status.QUEUED], running=Status.RUNNING, reclaim_own=True
-    ):
+    if not work.claim(work.kind_for("familiarity"), pk, token, reclaim_own=True):
         return None
     row = Familiarity.objects.select_related("competition").get(pk=pk)
     try:
@@ -200,8 +198,10 @@ def familiarity_measure(pk: int, token: str | None = None) -> Familiarity | None
                 scored.append((name, score_text(text, endpoint)))
             except FamiliarityError as exc:
                 return familiarity_fail(pk, token, f"{name}: {exc}")
-    done = holding(Familiarity, pk, token, Status.RUNNING).update(
-        status=Status.DONE,
+    done = work.finish(
+        work.kind_for("familiarity"),
+        pk,
+        token=token,
         value=competition_familiarity([score for _, score in scored]),
         tokens=sum(score.tokens for _, score in scored),
         texts=[
@@ -214,7 +214,6 @@ def familiarity_measure(pk: int, token: str | None = None) -> Familiarity | None
             for name, score in scored
         ],
         error="",
-        claimed_by="",
         computed_at=timezone.now(),
     )
     if done:
@@ -224,9 +223,7 @@ def familiarity_measure(pk: int, token: str | None = None) -> Familiarity | None
 
 def familiarity_fail(pk: int, token: str, reason: str) -> Familiarity:
     """End a claimed measurement as failed, with ``reason``."""
-    if holding(Familiarity, pk, token, Status.RUNNING).update(
-        status=Status.FAILED, error=reason, claimed_by="", computed_at=timezone.now()
-    ):
+    if work.fail(work.kind_for("familiarity"), pk, reason, token=token, computed_at=timezone.now()):
         _pages_changed()
     return Familiarity.objects.get(pk=pk)
 

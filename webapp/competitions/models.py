@@ -4,6 +4,7 @@ mark on them."""
 from django.db import models
 from django.urls import reverse
 
+from benchmark.catalogue import COMPLEXITIES
 from webapp.work import Dispatched
 
 
@@ -22,11 +23,10 @@ class Split(models.Model):
 
 
 class Competition(models.Model):
-    class Complexity(models.TextChoices):
-        LOW = "low", "Low"
-        MEDIUM = "medium", "Medium"
-        HIGH = "high", "High"
-        DEV = "dev", "Dev"
+    # MLE-bench's complexities, as the catalogue declares them.
+    Complexity = models.TextChoices(
+        "Complexity", [(name.upper(), (name, name.title())) for name in COMPLEXITIES]
+    )
 
     # MLE-bench's competition id, case kept (e.g. "AI4Code"): it is what reports carry.
     slug = models.CharField(max_length=120, unique=True)

@@ -5,7 +5,6 @@ person, and a disqualified run counted as no medal in the figures."""
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from pathlib import Path
 
@@ -17,6 +16,8 @@ from django.utils import timezone
 from benchmark.integrity.common_code import shared_code_filter, template_fingerprints
 from benchmark.integrity.detectors import scan_run
 from benchmark.integrity.winnowing import CorpusMatch, best_match, file_fingerprints, language_of
+from runner.spec import CODE_DIR, LOGS_DIR
+from webapp import work
 from webapp.competitions.models import Competition
 from webapp.integrity.models import ReferenceCorpus, ReferenceFile, RunCheck, ScaffoldTemplate
 from webapp.integrity.reasons import llm_fact, peer_fact, reference_fact, rule_fact
@@ -169,22 +170,28 @@ def check_due(run_ids) -> int:
     return count
 
 
-def sweep_checks() -> int:
+def checks_after_grading(run_ids: list[int], status: str) -> None:
+    """The end hook of grading (registered by the integrity app): a graded run's checks
+    are asked for."""
+    if status == Run.Status.GRADED:
+        check_due(run_ids)
+
+
+def sweep_checks(batch: int = 1000) -> int:
     """Send again the checks that stayed due past ``MLEBOARD_STALE_AFTER_S`` (their
     task was lost with its worker or never left); after ``MLEBOARD_MAX_ATTEMPTS`` sends
     the check is given up with a note, and the run stays "not checked"."""
     from webapp.integrity.tasks import check_run_task
 
-    before = timezone.now() - dt.timedelta(seconds=settings.MLEBOARD_STALE_AFTER_S)
-    late = RunCheck.objects.filter(due_since__lt=before)
-    given_up = late.filter(attempts__gte=settings.MLEBOARD_MAX_ATTEMPTS)
-    given_up.update(
+    budget = work.kind_for("integrity_check").budget  # work.attempts_spent, as a query
+    late = RunCheck.objects.filter(due_since__lt=work.stale_before())
+    late.filter(attempts__gte=budget).update(
         due_since=None,
-        note=f"the check was sent {settings.MLEBOARD_MAX_ATTEMPTS} times and never finished; "
+        note=f"the check was sent {budget} times and never finished; "
         "ask for it again from the review page",
     )
     sent = 0
-    for check in late.exclude(attempts__gte=settings.MLEBOARD_MAX_ATTEMPTS)[:1000]:
+    for check in late.exclude(attempts__gte=budget)[:batch]:
         if not send(check_run_task, check.run_id):
             break
         RunCheck.objects.filter(pk=check.pk).update(
@@ -207,7 +214,7 @@ def code_files(folder: Path) -> dict[str, str]:
     """The run's code as compared: ``.py``, ``.ipynb`` and ``.R`` files under ``code/``
     (symlinks not followed), each read up to ``CODE_MAX_BYTES``, at most
     ``MAX_CODE_FILES`` of them."""
-    root = folder / "code"
+    root = folder / CODE_DIR
     files: dict[str, str] = {}
     if not root.is_dir() or root.is_symlink():
         return files
@@ -358,7 +365,7 @@ def run_check(run_id: int) -> RunCheck | None:
         "note": "",
         "llm_review": {"configured": llm_judge_config() is not None},
     }
-    has_material = folder is not None and (code or any((folder / a).is_dir() for a in ("logs",)))
+    has_material = folder is not None and (code or (folder / LOGS_DIR).is_dir())
     if not has_material and not findings:
         fields["note"] = "no code or logs are stored for this run: nothing to check"
         status = Status.NOT_CHECKED
@@ -409,8 +416,13 @@ def run_check(run_id: int) -> RunCheck | None:
             status = current.status
         # Asked for again while this ran (a new corpus, say): stay due and go round again.
         again = current.due_since is not None and current.due_since != asked_at
-        RunCheck.objects.filter(pk=check.pk).update(
-            status=status, reasons=reasons, due_since=current.due_since if again else None, **fields
+        work.move(
+            work.kind_for("integrity_check"),
+            check.pk,
+            status,
+            reasons=reasons,
+            due_since=current.due_since if again else None,
+            **fields,
         )
         if again:
             send_on_commit(check_run_task, run.pk)
@@ -439,16 +451,24 @@ def run_check_decide(check_id: int, *, decision: str, reason: str, user) -> RunC
         raise DecisionRefused("say why: the reason is shown with the decision")
     if check.status == Status.NOT_CHECKED and decision != Status.DISQUALIFIED:
         raise DecisionRefused("this run has not been checked yet")
+    checks = work.kind_for("integrity_check")
     if decision == "reopen":
-        RunCheck.objects.filter(pk=check.pk).update(
-            status=Status.FLAGGED if check.reasons else Status.CLEAN,
+        work.move(
+            checks,
+            check.pk,
+            Status.FLAGGED if check.reasons else Status.CLEAN,
             decided_by=None,
             decided_at=None,
             decision_reason="",
         )
     else:
-        RunCheck.objects.filter(pk=check.pk).update(
-            status=decision, decided_by=user, decided_at=timezone.now(), decision_reason=reason
+        work.move(
+            checks,
+            check.pk,
+            decision,
+            decided_by=user,
+            decided_at=timezone.now(),
+            decision_reason=reason,
         )
     figures_due([check.run.experiment_id])
     return RunCheck.objects.get(pk=check.pk)

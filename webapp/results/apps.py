@@ -7,8 +7,12 @@ class ResultsConfig(AppConfig):
     verbose_name = "Agents, experiments & grade reports"
 
     def ready(self) -> None:
-        from webapp import roles
+        from webapp import roles, work
         from webapp.results import curation
+        from webapp.results.grading import run_ended
+        from webapp.results.uploads import upload_ended
 
         curation.connect()
         roles.connect()  # the site's groups follow every migrate
+        work.on_end("grading", run_ended)
+        work.on_end("upload", upload_ended)

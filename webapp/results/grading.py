@@ -10,14 +10,13 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from benchmark.leaderboard import LeaderboardTable
-from webapp import page_cache
+from webapp import page_cache, work
 from webapp.competitions.models import Competition, LeaderboardEntry, PrivateLeaderboard
 from webapp.results.models import GradeReport, Run
 from webapp.results.services import report_store
-from webapp.work import claim, heartbeat, holding, new_token
+from webapp.work import heartbeat, new_token
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +61,7 @@ def run_grade(run_id: int, *, token: str = "", data_dir: Path | None = None) -> 
     from webapp.runs.snapshots import snapshots_store, uploaded_snapshots_grades
 
     token = token or new_token()
-    if not claim(
-        Run,
-        run_id,
-        token,
-        waiting=[Run.Status.QUEUED],
-        running=Run.Status.RUNNING,
-        reclaim_own=True,
-    ):
+    if not work.claim(work.kind_for("grading"), run_id, token, reclaim_own=True):
         return None
     with heartbeat(Run, run_id, token):
         if settings.MLEBOARD_GRADING_FAULT_DELAY:
@@ -88,50 +80,27 @@ def run_grade(run_id: int, *, token: str = "", data_dir: Path | None = None) -> 
         # An upload's snapshots are graded with its final submission, the same way.
         snapshots = uploaded_snapshots_grades(run)
     with transaction.atomic():
-        finished = holding(Run, run_id, token, Run.Status.RUNNING).update(
-            status=Run.Status.GRADED, error=report.error or "", claimed_by=""
-        )
-        if not finished:
+        if not work.finish(work.kind_for("grading"), run_id, token=token, error=report.error or ""):
             return None
         snapshots_store(snapshots)
         page_cache.changed()  # the report shows on pages before its figures are refreshed
         return report_store(run, report)
 
 
-def run_release(run_id: int, token: str) -> bool:
-    """Hand a run back after a transient failure: queued again, sent again by the retry."""
-    return bool(
-        holding(Run, run_id, token, Run.Status.RUNNING).update(
-            status=Run.Status.QUEUED, claimed_by="", dispatched_at=timezone.now()
-        )
-    )
-
-
 def run_fail(run_id: int, reason: str, token: str = "") -> bool:
     """Fail a run for a reason outside the submission (time limit, lost worker, a bug).
-    With ``token``, only while that claim holds it. Never touches a graded run."""
-    query = (
-        holding(Run, run_id, token, Run.Status.RUNNING) if token else Run.objects.filter(pk=run_id)
-    )
-    return bool(
-        query.exclude(status=Run.Status.GRADED).update(
-            status=Run.Status.FAILED, error=reason, claimed_by=""
-        )
-    )
+    With ``token``, only while that claim holds it. Never touches a graded run (the table
+    has no move from graded to failed)."""
+    return work.fail(work.kind_for("grading"), run_id, reason, token=token or None)
 
 
-def run_ended(run_id: int) -> None:
-    """After any end of a run (graded, failed, swept): its upload is finished when nothing
-    is left to grade, its experiment's figures are recomputed, and a graded run's
-    integrity checks are asked for."""
-    from webapp.integrity.services import check_due
+def run_ended(run_ids: list[int], status: str) -> None:
+    """The end hook of grading (registered by the results app): the upload is finished
+    when nothing is left to grade and the experiment's figures are recomputed."""
     from webapp.results.aggregates import figures_due
     from webapp.results.uploads import upload_finish_if_done
 
-    row = Run.objects.filter(pk=run_id).values_list("experiment_id", "status").first()
-    if row is not None:
-        experiment_id, status = row
+    experiments = set(Run.objects.filter(pk__in=run_ids).values_list("experiment_id", flat=True))
+    for experiment_id in experiments:
         upload_finish_if_done(experiment_id)
-        figures_due([experiment_id])
-        if status == Run.Status.GRADED:
-            check_due([run_id])  # the integrity checks, after grading
+    figures_due(sorted(experiments))

@@ -313,8 +313,8 @@ class PartialUpload(models.Model):
     """An archive arriving in pieces over tus 1.0 (``webapp.results.resumable``): bytes go
     to a part file and the SHA-256 state is saved with the offset, so a dropped connection
     continues where it stopped. Complete, it becomes an ``Upload`` through the same path as
-    a one-request upload. Its lifecycle is ``resumable.LIFECYCLE``; nothing else writes
-    ``state``."""
+    a one-request upload. Its lifecycle is declared in ``webapp.work.declarations``; nothing
+    else writes ``state``."""
 
     class State(models.TextChoices):
         RECEIVING = "receiving", "Receiving"  # deadline: expires_at (extended by each piece)

@@ -12,7 +12,7 @@ the checksum is finished from the saved state (nothing is read again) and the pa
 through ``uploads.upload_store``, the path a one-request upload takes: deduplicated by
 checksum, inspected (hostile archives, bombs, escaping paths), read and graded.
 
-Lifecycle (``LIFECYCLE``; ``partial_move`` is the only writer of ``state``):
+Lifecycle (declared in ``webapp.work.declarations``; ``partial_move`` moves it):
 
     receiving  --last byte-->  assembling  --stored-->  complete
     receiving  --no byte for MLEBOARD_UPLOAD_PARTIAL_TTL_S-->  expired
@@ -33,8 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
+from webapp import work
 from webapp.results.models import PartialUpload, Upload
 from webapp.results.resumable_sha256 import ResumableSha256
 from webapp.results.upload_quota import quota_refusal
@@ -44,14 +46,6 @@ from webapp.work import stale_before
 log = logging.getLogger(__name__)
 
 State = PartialUpload.State
-LIFECYCLE: dict[str, frozenset[str]] = {
-    State.RECEIVING: frozenset({State.ASSEMBLING, State.EXPIRED, State.TERMINATED}),
-    State.ASSEMBLING: frozenset({State.COMPLETE, State.EXPIRED}),
-    State.COMPLETE: frozenset(),
-    State.EXPIRED: frozenset(),
-    State.TERMINATED: frozenset(),
-}
-FINAL = frozenset(s for s, onward in LIFECYCLE.items() if not onward)
 
 BLOCK_BYTES = 1024 * 1024  # read from the request and written at a time
 CHECKPOINT_BYTES = 64 * 1024 * 1024  # at most this much is received again after a crash
@@ -74,19 +68,14 @@ def part_path(partial: PartialUpload) -> Path:
 
 
 def partial_move(pk: int, to: str, *, expected: str | None = None, **fields) -> bool:
-    """Move a partial upload to ``to`` along ``LIFECYCLE`` (from ``expected`` when given,
-    else from any state that may go there), setting ``fields`` in the same conditional
-    update. True for the one caller that moved it."""
-    sources = [s for s, onward in LIFECYCLE.items() if to in onward]
-    if expected is not None:
-        if expected not in sources:
-            raise ValueError(f"a partial upload does not go from {expected} to {to}")
-        sources = [expected]
-    return bool(
-        PartialUpload.objects.filter(pk=pk, state__in=sources).update(
-            state=to, updated_at=timezone.now(), **fields
-        )
-    )
+    """Move a partial upload to ``to`` along its declared lifecycle (``webapp.work.declarations``,
+    from ``expected`` when given), setting ``fields`` in the same conditional update. True
+    for the one caller that moved it."""
+    kind = work.kind_for("resumable_upload")
+    if expected is not None and expected not in kind.sources(to):
+        raise ValueError(f"a partial upload does not go from {expected} to {to}")
+    where = Q(state=expected) if expected is not None else None
+    return work.move(kind, pk, to, where=where, updated_at=timezone.now(), **fields)
 
 
 def _deadline() -> dt.datetime:
@@ -342,7 +331,8 @@ def partial_uploads_sweep(batch: int = 1000) -> PartialSweep:
             except Exception:
                 log.warning("assembling partial upload %s failed", pk, exc_info=True)
     for partial in PartialUpload.objects.filter(
-        state__in=list(FINAL), updated_at__gt=now - dt.timedelta(days=2)
+        state__in=list(work.kind_for("resumable_upload").final),
+        updated_at__gt=now - dt.timedelta(days=2),
     ).only("key")[:batch]:
         path = part_path(partial)
         if path.exists():

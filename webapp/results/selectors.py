@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
+from benchmark.medals import medal_level
 from benchmark.splits import SPLIT_PREFERENCE, default_split
 from webapp.numbers import format_score
 from webapp.results.models import Experiment, GradeReport, Run, Upload
@@ -92,6 +93,8 @@ def upload_progress(upload: Upload) -> dict:
     return {
         "id": upload.pk,
         "status": upload.status,
+        "status_label": upload.status_label,
+        "is_final": upload.is_final,
         "waiting_for_worker": waiting,
         "message": "waiting for a worker: nothing has picked this work up for "
         f"{settings.MLEBOARD_STALE_AFTER_S} s; it will be processed when a worker is back"
@@ -114,13 +117,9 @@ def upload_progress(upload: Upload) -> dict:
 
 
 def medal_of(report) -> str:
-    if report.gold_medal:
-        return "gold"
-    if report.silver_medal:
-        return "silver"
-    if report.bronze_medal:
-        return "bronze"
-    return ""
+    return medal_level(
+        gold=report.gold_medal, silver=report.silver_medal, bronze=report.bronze_medal
+    )
 
 
 def agent_scores_on_competition(competition, *, user) -> list[dict]:
@@ -270,7 +269,7 @@ def competition_rows(
                 "url": competition_url(slug),
                 "seed": seed,
                 "score": _num(score),
-                "medal": "gold" if gold else "silver" if silver else "bronze" if bronze else "",
+                "medal": medal_level(gold=gold, silver=silver, bronze=bronze),
                 "above_median": above,
                 # Integrity: "flagged" or "disqualified" (its medal then counts as none).
                 "integrity": integrity if integrity in ("flagged", "disqualified") else "",

@@ -13,12 +13,13 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
+from django.utils import timezone
 
 from graders import AnswersMissing
+from webapp import work
 from webapp.results.aggregates import experiment_aggregate_refresh
-from webapp.results.grading import run_ended, run_fail, run_grade, run_release
-from webapp.results.models import Run
-from webapp.results.uploads import upload_fail, upload_process, upload_release
+from webapp.results.grading import run_fail, run_grade
+from webapp.results.uploads import upload_fail, upload_process
 from webapp.work import new_token
 
 log = logging.getLogger(__name__)
@@ -61,20 +62,23 @@ def grade_run_task(self, run_id: int) -> None:
     except SoftTimeLimitExceeded:
         run_fail(run_id, f"grading took longer than {settings.GRADING_SOFT_TIME_LIMIT} s", token)
     except TRANSIENT_ERRORS as exc:
-        attempts = Run.objects.filter(pk=run_id).values_list("attempts", flat=True).first() or 0
-        if attempts >= settings.MLEBOARD_MAX_ATTEMPTS:
-            run_fail(
-                run_id,
-                f"grading failed {attempts} times for a transient reason ({exc}); re-grade to "
-                "try again",
-                token,
-            )
-        elif run_release(run_id, token):
-            raise self.retry(exc=exc, countdown=_backoff(attempts), max_retries=None) from exc
+        _retry_or_fail(self, "grading", run_id, token, exc)
     except Exception as exc:
         log.exception("grading run %s failed", run_id)
         run_fail(run_id, _internal_error("grading", exc), token)
-    run_ended(run_id)
+
+
+def _retry_or_fail(task, kind_name: str, pk: int, token: str, exc: BaseException) -> None:
+    """A transient error: the work waits again and this task retries with backoff, or,
+    past its attempts budget, fails with the kind's message (``work.retry_or_fail``)."""
+    kind = work.kind_for(kind_name)
+    attempts = kind.model.objects.filter(pk=pk).values_list("attempts", flat=True).first() or 0
+    # Sent again by this retry, not at once by the sweeper.
+    resend = {"dispatched_at": timezone.now()}
+    if work.retry_or_fail(kind, pk, token, "transient", release_fields=resend, error=exc) == (
+        "released"
+    ):
+        raise task.retry(exc=exc, countdown=_backoff(attempts), max_retries=None) from exc
 
 
 @shared_task(name="webapp.results.tasks.refresh_experiment_aggregate_task", acks_late=True)
@@ -102,8 +106,7 @@ def process_upload_task(self, upload_id: int) -> None:
             token,
         )
     except TRANSIENT_ERRORS as exc:
-        if upload_release(upload_id, token):
-            raise self.retry(exc=exc, countdown=_backoff(1), max_retries=None) from exc
+        _retry_or_fail(self, "upload", upload_id, token, exc)
     except Exception as exc:
         log.exception("processing upload %s failed", upload_id)
         upload_fail(upload_id, _internal_error("reading the upload", exc), token)

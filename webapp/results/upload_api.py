@@ -25,6 +25,8 @@ from webapp.results.uploads import (
 class UploadProgressOutput(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.ChoiceField(choices=Upload.Status.choices)
+    status_label = serializers.CharField()
+    is_final = serializers.BooleanField(help_text="no worker has anything left to do for it")
     waiting_for_worker = serializers.BooleanField()
     message = serializers.CharField(allow_blank=True)
     kind = serializers.CharField()

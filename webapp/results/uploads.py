@@ -13,11 +13,11 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, transaction
-from django.db.models import Q
-from django.utils import timezone
+from django.db.models import F, Q
 
 from benchmark.archive import ArchiveLimits, ArchiveRefused, extract_archive, inspect_archive
 from benchmark.upload_layout import UploadLayoutError, read_upload
+from webapp import work
 from webapp.competitions.models import Competition
 from webapp.results.aggregates import figures_due
 from webapp.results.models import Experiment, Run, Upload
@@ -27,7 +27,7 @@ from webapp.results.services import (
     experiment_create_from_reports,
 )
 from webapp.results.upload_quota import quota_refusal
-from webapp.work import claim, heartbeat, holding, new_token, send_on_commit, stale_before
+from webapp.work import heartbeat, new_token, send_on_commit, stale_before
 
 log = logging.getLogger(__name__)
 
@@ -209,22 +209,18 @@ def upload_resume(upload: Upload) -> bool:
     from webapp.results.tasks import grade_run_task, process_upload_task
 
     silent = Q(heartbeat_at__lt=stale_before()) | Q(heartbeat_at__isnull=True)
+    uploads, grading = work.kind_for("upload"), work.kind_for("grading")
     with transaction.atomic():
         if upload.experiment_id is None:
-            restarted = (
-                Upload.objects.filter(pk=upload.pk, experiment__isnull=True)
-                .filter(
+            restarted = work.restart(
+                uploads,
+                [upload.pk],
+                where=Q(experiment__isnull=True)
+                & (
                     Q(status=Upload.Status.FAILED)
                     | Q(status=Upload.Status.QUEUED, dispatched_at__lt=stale_before())
                     | Q(status=Upload.Status.PROCESSING) & silent
-                )
-                .update(
-                    status=Upload.Status.QUEUED,
-                    error="",
-                    claimed_by="",
-                    attempts=0,
-                    dispatched_at=None,
-                )
+                ),
             )
             if restarted:
                 send_on_commit(process_upload_task, upload.pk, Upload)
@@ -234,14 +230,10 @@ def upload_resume(upload: Upload) -> bool:
                     experiment_id=upload.experiment_id, status=Run.Status.FAILED
                 ).values_list("pk", flat=True)
             )
-            Run.objects.filter(pk__in=failed).update(
-                status=Run.Status.QUEUED, error="", claimed_by="", attempts=0, dispatched_at=None
-            )
-            restarted = len(failed)
+            restarted = work.restart(grading, failed)
             if failed:
-                Upload.objects.filter(pk=upload.pk).update(
-                    status=Upload.Status.PROCESSING, error=""
-                )
+                # Its runs are the work now: the upload waits on them, unclaimed.
+                work.restart(uploads, [upload.pk], Upload.Status.PROCESSING, attempts=F("attempts"))
             for run_id in failed:
                 send_on_commit(grade_run_task, run_id, Run)
     upload.refresh_from_db()
@@ -250,35 +242,18 @@ def upload_resume(upload: Upload) -> bool:
 
 def upload_fail(upload_id: int, message: str, token: str = "") -> bool:
     """Fail an upload with a message for its owner; with ``token``, only while that claim
-    holds it. Its extracted files are removed."""
-    query = (
-        holding(Upload, upload_id, token, Upload.Status.PROCESSING)
-        if token
-        else Upload.objects.filter(pk=upload_id)
-    )
-    failed = bool(query.update(status=Upload.Status.FAILED, error=message, claimed_by=""))
-    if failed:
-        shutil.rmtree(Path(settings.MEDIA_ROOT) / "extracted" / str(upload_id), ignore_errors=True)
-    return failed
+    holds it. Its extracted files are removed (``upload_ended``)."""
+    return work.fail(work.kind_for("upload"), upload_id, message, token=token or None)
 
 
-def upload_release(upload_id: int, token: str) -> bool:
-    """Hand an upload back after a transient failure (queued again, sent again by the
-    retry); past ``MLEBOARD_MAX_ATTEMPTS`` claims it fails instead. True when released."""
-    attempts = Upload.objects.filter(pk=upload_id).values_list("attempts", flat=True).first()
-    if attempts is not None and attempts >= settings.MLEBOARD_MAX_ATTEMPTS:
-        upload_fail(
-            upload_id,
-            f"the upload could not be read after {attempts} attempts (the database or the "
-            "storage kept failing); send the archive again to retry",
-            token,
-        )
-        return False
-    return bool(
-        holding(Upload, upload_id, token, Upload.Status.PROCESSING).update(
-            status=Upload.Status.QUEUED, claimed_by="", dispatched_at=timezone.now()
-        )
-    )
+def upload_ended(upload_ids: list[int], status: str) -> None:
+    """The end hook of reading an upload (registered by the results app): a failed one's
+    extracted files are removed."""
+    if status == Upload.Status.FAILED:
+        for upload_id in upload_ids:
+            shutil.rmtree(
+                Path(settings.MEDIA_ROOT) / "extracted" / str(upload_id), ignore_errors=True
+            )
 
 
 def extraction_dir(upload: Upload) -> Path:
@@ -293,14 +268,8 @@ def upload_process(upload_id: int, *, token: str = "") -> Upload | None:
     from webapp.results.tasks import grade_run_task
 
     token = token or new_token()
-    if not claim(
-        Upload,
-        upload_id,
-        token,
-        waiting=[Upload.Status.QUEUED],
-        running=Upload.Status.PROCESSING,
-        extra=Q(experiment__isnull=True),
-    ):
+    uploads = work.kind_for("upload")
+    if not work.claim(uploads, upload_id, token, where=Q(experiment__isnull=True)):
         return None
     upload = Upload.objects.select_related("owner").get(pk=upload_id)
     dest = extraction_dir(upload)
@@ -314,12 +283,16 @@ def upload_process(upload_id: int, *, token: str = "") -> Upload | None:
         with transaction.atomic():
             experiment = _experiment_from(upload, contents)
             done = contents.kind == "reports"
-            held = holding(Upload, upload_id, token, Upload.Status.PROCESSING).update(
-                experiment=experiment,
-                kind=contents.kind,
-                warnings=[*contents.warnings, *_nan_score_warnings(contents)],
-                claimed_by="",
-                status=Upload.Status.GRADED if done else Upload.Status.PROCESSING,
+            read = {
+                "experiment": experiment,
+                "kind": contents.kind,
+                "warnings": [*contents.warnings, *_nan_score_warnings(contents)],
+            }
+            # Reports need no grading: the upload ends; else its runs are the work now.
+            held = (
+                work.finish(uploads, upload_id, token=token, **read)
+                if done
+                else work.holding(uploads, upload_id, token).update(claimed_by="", **read)
             )
             if not held:  # the claim was taken back meanwhile: another attempt reads it
                 transaction.set_rollback(True)
@@ -434,9 +407,11 @@ def upload_finish_if_done(experiment_id: int) -> bool:
         experiment_id=experiment_id, status__in=[Run.Status.QUEUED, Run.Status.RUNNING]
     ).exists()
     if not pending:
-        Upload.objects.filter(experiment_id=experiment_id, status=Upload.Status.PROCESSING).update(
-            status=Upload.Status.GRADED
-        )
+        uploads = work.kind_for("upload")
+        for upload_id in Upload.objects.filter(
+            experiment_id=experiment_id, status=Upload.Status.PROCESSING
+        ).values_list("pk", flat=True):
+            work.finish(uploads, upload_id, where=Q(experiment_id=experiment_id))
     return not pending
 
 
@@ -455,10 +430,13 @@ def experiment_regrade(experiment: Experiment) -> int:
             .exclude(status=Run.Status.RUNNING)
             .values_list("pk", flat=True)
         )
-        Run.objects.filter(pk__in=run_ids).update(
-            status=Run.Status.QUEUED, claimed_by="", error="", attempts=0, dispatched_at=None
+        work.restart(work.kind_for("grading"), run_ids)
+        work.restart(
+            work.kind_for("upload"),
+            Upload.objects.filter(experiment=experiment).values_list("pk", flat=True),
+            Upload.Status.PROCESSING,
+            attempts=F("attempts"),
         )
-        Upload.objects.filter(experiment=experiment).update(status=Upload.Status.PROCESSING)
         for run_id in run_ids:
             send_on_commit(grade_run_task, run_id, Run)
     return len(run_ids)

@@ -34,6 +34,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from config.variables import RUN_QUEUE_NAMES
+from webapp import work
 from webapp.runs import capacity
 from webapp.runs.models import AgentRun, HostClaim, RunHost
 from webapp.work import heartbeat_interval, stale_before
@@ -328,23 +329,18 @@ def hand_over(claim: HostClaim, result: HandOver) -> None:
         if host.state == RunHost.State.DOWN
         else f"its host {host.name}'s worker restarted"
     )
-    running = AgentRun.objects.filter(
-        pk=claim.agent_run_id, status=AgentRun.Status.RUNNING, claimed_by=claim.token
-    )
+    agent_runs = work.kind_for("agent_run")
+    running = work.holding(agent_runs, claim.agent_run_id, claim.token)
     attempts = (
         AgentRun.objects.filter(pk=claim.agent_run_id).values_list("attempts", flat=True).first()
     )
     with transaction.atomic():
         if attempts is not None and running.exists():
-            if attempts < settings.MLEBOARD_MAX_ATTEMPTS:
-                if running.update(
-                    status=AgentRun.Status.QUEUED,
-                    claimed_by="",
-                    dispatched_at=None,
-                    heartbeat_at=None,
-                    started_at=None,
-                    container="",
-                    gpu_ids=[],
+            if not work.attempts_spent(agent_runs, attempts):
+                if work.release(
+                    agent_runs,
+                    claim.agent_run_id,
+                    claim.token,
                     message=(
                         f"Queued again for another host: {why} while it ran "
                         f"(attempt {attempts} of {settings.MLEBOARD_MAX_ATTEMPTS})."
@@ -367,7 +363,7 @@ def release_orphan_claims() -> int:
     held by another task (a process that died between claiming resources and the run)."""
     old = stale_before()
     orphans = HostClaim.objects.filter(
-        Q(agent_run__status__in=AgentRun.FINAL, created_at__lt=old)
+        Q(agent_run__status__in=work.kind_for("agent_run").final, created_at__lt=old)
         | Q(agent_run__status=AgentRun.Status.QUEUED, created_at__lt=old)
         | (Q(agent_run__status=AgentRun.Status.RUNNING) & ~Q(agent_run__claimed_by=F("token")))
     )

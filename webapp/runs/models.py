@@ -54,15 +54,6 @@ class AgentRun(Dispatched):
         HARNESS_ERROR = "harness_error", "Harness error"
         CANCELLED = "cancelled", "Cancelled"
 
-    FINAL = (
-        Status.COMPLETED,
-        Status.TIMED_OUT,
-        Status.OUT_OF_MEMORY,
-        Status.FAILED,
-        Status.HARNESS_ERROR,
-        Status.CANCELLED,
-    )
-
     launch = models.ForeignKey(Launch, on_delete=models.CASCADE, related_name="runs")
     competition = models.ForeignKey(
         "competitions.Competition", on_delete=models.PROTECT, related_name="agent_runs"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.trajectory import JournalError, Trajectory, read_journal
+from runner.spec import CODE_DIR, LOGS_DIR, RUN_LOG, SUBMISSION_DIR, VALIDATION_CALLS
 from webapp.results.models import Run, Upload
 from webapp.results.selectors import experiments_visible_to
 from webapp.runs.models import AgentRun
@@ -180,11 +181,11 @@ def _open(path: Path):
 
 def file_kind(rel: str) -> str:
     top = rel.split("/", 1)[0]
-    if top == "code" or Path(rel).suffix.lower() in {".py", ".ipynb"}:
+    if top == CODE_DIR or Path(rel).suffix.lower() in {".py", ".ipynb"}:
         return "code"
-    if top == "submission":
+    if top == SUBMISSION_DIR:
         return "submission"
-    if top == "logs" or rel == "run.log" or rel.endswith(".log"):
+    if top == LOGS_DIR or rel == RUN_LOG or rel.endswith(".log"):
         return "log"
     return "other"
 
@@ -478,7 +479,7 @@ def zip_stream(folder: Path, name: str) -> Iterator[bytes]:
     yield pipe.take()
 
 
-VALIDATION_CALLS_FILE = "validation_calls.jsonl"
+VALIDATION_CALLS_FILE = VALIDATION_CALLS
 VALIDATION_CALLS_SHOWN = 500
 _TAIL_CHUNK = 64 * 1024
 _TAIL_MAX_BYTES = 4 * 1024 * 1024  # 500 lines of capped answers fit well within it

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from django.db.models import Count, Q, QuerySet
 
+from runner.spec import RUN_LOG
 from webapp.runs.models import AgentRun, Launch, SubmissionSnapshot
 from webapp.visibility import Perm, actionable, has_perm, visible_to
 
@@ -91,8 +92,9 @@ def agent_run_status(run: AgentRun) -> dict:
         "competition_id": run.competition.slug,
         "seed": run.seed,
         "status": run.status,
-        # Whether the status is final (``AgentRun.FINAL``): the page drops "cancel" then.
-        "final": run.status in AgentRun.FINAL,
+        "status_label": run.status_label,
+        "is_final": run.is_final,
+        "is_cancellable": run.is_cancellable,
         "message": run.message,
         "detail": run.detail,
         "confinement": run.confinement,
@@ -104,6 +106,7 @@ def agent_run_status(run: AgentRun) -> dict:
         "validation_counts": run.validation_counts,
         "llm_usage": run.llm_usage,
         "grading": run.result_run.status if run.result_run_id else None,
+        "grading_is_final": run.result_run.is_final if run.result_run_id else None,
         "heartbeat_at": run.heartbeat_at.isoformat() if run.heartbeat_at else None,
         "log_note": run_log_note(run),
     }
@@ -154,7 +157,7 @@ def run_log_tail(run: AgentRun, max_bytes: int = 20_000) -> str:
     """The end of the run's captured log (already capped and masked by the harness)."""
     if not run.output_dir:
         return ""
-    path = Path(run.output_dir) / "run.log"
+    path = Path(run.output_dir) / RUN_LOG
     try:
         with open(path, "rb") as handle:
             handle.seek(0, 2)

@@ -19,6 +19,7 @@ from benchmark.cost import METERED
 from runner.agent_definition import AgentConfigError, AgentDefinition, agents_in, shipped_agents
 from runner.backend import RunControl
 from runner.spec import Resources, parse_size
+from webapp import work
 from webapp.competitions.models import Competition
 from webapp.results.models import Experiment, Run
 from webapp.results.services import agent_get_or_create
@@ -26,7 +27,7 @@ from webapp.runs import capacity
 from webapp.runs.capacity import CapacityError
 from webapp.runs.hosts import fitting_hosts, this_host
 from webapp.runs.models import AgentRun, HostClaim, Launch, SubmissionSnapshot
-from webapp.work import claim, heartbeat_interval, holding, new_token, send_on_commit
+from webapp.work import heartbeat_interval, new_token, send_on_commit
 
 log = logging.getLogger(__name__)
 
@@ -238,17 +239,14 @@ def _hardware(cpus, memory, gpus) -> str:
     return ", ".join(parts)
 
 
+def AGENT_RUNS() -> work.Kind:  # noqa: N802 - the declaration, read like a constant
+    return work.kind_for("agent_run")
+
+
 def agent_run_claim(run_id: int, token: str) -> bool:
     """Queued -> running, for one task only (a long run is never started twice). A run
     whose worker died is ended by the sweeper when its heartbeat stops, not re-run."""
-    claimed = claim(
-        AgentRun,
-        run_id,
-        token,
-        waiting=[AgentRun.Status.QUEUED],
-        running=AgentRun.Status.RUNNING,
-        extra=Q(cancel_requested=False),
-    )
+    claimed = work.claim(AGENT_RUNS(), run_id, token, where=Q(cancel_requested=False))
     if claimed:
         AgentRun.objects.filter(pk=run_id).update(started_at=timezone.now())
     return claimed
@@ -352,7 +350,7 @@ def _execute_claimed(run: AgentRun, token: str, reservation) -> AgentRun:
         output = Path(settings.MEDIA_ROOT) / "agent-runs" / str(run.pk)
         if output.exists():  # what a dead attempt left behind
             shutil.rmtree(output)
-        holding(AgentRun, run.pk, token, AgentRun.Status.RUNNING).update(
+        work.holding(AGENT_RUNS(), run.pk, token).update(
             output_dir=str(output),
             gpu_ids=list(reservation.gpu_ids),
             message="",
@@ -364,9 +362,9 @@ def _execute_claimed(run: AgentRun, token: str, reservation) -> AgentRun:
             cancel=cancel,
             heartbeat=watcher.heartbeat,
             heartbeat_interval_s=heartbeat_interval(),
-            on_started=lambda name: holding(
-                AgentRun, run.pk, token, AgentRun.Status.RUNNING
-            ).update(container=name),
+            on_started=lambda name: work.holding(AGENT_RUNS(), run.pk, token).update(
+                container=name
+            ),
         )
         try:
             outcome = run_agent(
@@ -427,12 +425,9 @@ def _finish_without_running(
     """End a run the harness never started (while ``token`` holds it, when given). It is
     not handed to grading: a refusal is not the agent's doing, and a "no submission"
     would count as a 0% result of a verified experiment."""
-    rows = (
-        AgentRun.objects.filter(pk=run.pk)
-        if token is None
-        else holding(AgentRun, run.pk, token, AgentRun.Status.RUNNING)
-    )
-    if not rows.update(status=status, message=message, finished_at=timezone.now()):
+    if not work.finish(
+        AGENT_RUNS(), run.pk, status, token=token, message=message, finished_at=timezone.now()
+    ):
         run.refresh_from_db()
         return run
     run.refresh_from_db()
@@ -443,8 +438,11 @@ def _record_outcome(run: AgentRun, outcome, token: str) -> AgentRun:
     """Store the outcome while the claim holds (a run handed over meanwhile belongs to
     another host's attempt: this one's outcome is dropped)."""
     with transaction.atomic():
-        recorded = holding(AgentRun, run.pk, token, AgentRun.Status.RUNNING).update(
-            status=outcome.outcome.value,
+        recorded = work.finish(
+            AGENT_RUNS(),
+            run.pk,
+            outcome.outcome.value,
+            token=token,
             message=outcome.message,
             detail=outcome.detail,
             exit_code=outcome.exit_code,
@@ -487,12 +485,9 @@ def _hand_to_grading(run: AgentRun, submission: Path | None) -> None:
             "llm_usage": {**record["llm_usage"], "source": METERED}
             if record["llm_usage"] is not None
             else None,
-            "status": Run.Status.QUEUED,
-            "claimed_by": "",
-            "attempts": 0,
-            "dispatched_at": None,
         },
     )
+    work.restart(work.kind_for("grading"), [result.pk])
     AgentRun.objects.filter(pk=run.pk).update(result_run=result)
     send_on_commit(grade_run_task, result.pk, Run)
 
@@ -532,8 +527,11 @@ def _grade_snapshots(run: AgentRun, snapshots) -> None:
 def agent_run_cancel(run: AgentRun) -> str:
     """Cancel a run: a queued one ends at once; a running one is stopped by its harness
     within seconds. Returns the run's status afterwards."""
-    if AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.QUEUED).update(
-        status=AgentRun.Status.CANCELLED,
+    if work.finish(
+        AGENT_RUNS(),
+        run.pk,
+        AgentRun.Status.CANCELLED,
+        where=Q(status=AgentRun.Status.QUEUED),
         cancel_requested=True,
         message="Cancelled before it started.",
         finished_at=timezone.now(),
@@ -570,11 +568,12 @@ def agent_run_end_on_lost_host(run_id: int, token: str, why: str, attempts: int)
 def _end_running(run_id: int, message: str, *, remove_container: bool = True, **still) -> bool:
     """A running run (still matching ``still``) ended as a harness error: its claim on its
     host released, and its (missing) submission handed to grading."""
-    ended = AgentRun.objects.filter(pk=run_id, status=AgentRun.Status.RUNNING, **still).update(
-        status=AgentRun.Status.HARNESS_ERROR,
-        message=message,
+    ended = work.fail(
+        AGENT_RUNS(),
+        run_id,
+        message,
+        where=Q(status=AgentRun.Status.RUNNING, **still),
         finished_at=timezone.now(),
-        claimed_by="",
     )
     if ended:
         capacity.release(run_id)

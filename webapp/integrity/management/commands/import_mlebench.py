@@ -1,3 +1,6 @@
+"""Lives with integrity, the app on top: one command fills competitions, the published
+results and the reference corpora (webapp's apps import downwards, tests/test_import_arrows.py)."""
+
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError

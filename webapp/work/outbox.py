@@ -1,5 +1,5 @@
-"""Work the database owns. Every row that waits for a worker (an upload to read, a run to
-grade, an agent run) is its own outbox entry: it is written with its work in one
+"""The outbox and the claim of work the database owns. Every row that waits for a worker
+(an upload to read, a run to grade, an agent run) is its own outbox entry: it is written with its work in one
 transaction, and a task is sent for it after commit. Nothing relies on that send:
 
 * a row never sent (the broker was down, the process died after commit) or sent long ago
@@ -21,13 +21,15 @@ import uuid
 
 from django.conf import settings
 from django.db import close_old_connections, models, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
+
+from webapp.work.lifecycle import LifecycleFields
 
 log = logging.getLogger(__name__)
 
 
-class Dispatched(models.Model):
+class Dispatched(LifecycleFields, models.Model):
     """The outbox and claim columns of a row a worker picks up."""
 
     # When a task was last sent for the row (None: never, send it) and how often.
@@ -68,44 +70,6 @@ def send_on_commit(task, pk: int, model=None) -> None:
 def new_token() -> str:
     """A claim token for work started outside a task (a command, a test)."""
     return uuid.uuid4().hex
-
-
-def claim(
-    model, pk: int, token: str, *, waiting, running: str, extra=None, reclaim_own=False
-) -> bool:
-    """Move a row from one of the ``waiting`` states to ``running`` for ``token``. True
-    only for the one caller that won; the claim spends one attempt. With ``reclaim_own``
-    a re-delivery of the same task (its worker process was killed) takes its row back at
-    once instead of waiting for the sweeper."""
-    now = timezone.now()
-    claimable = Q(status__in=list(waiting))
-    if reclaim_own:
-        claimable |= Q(status=running, claimed_by=token)
-    query = model.objects.filter(claimable, pk=pk)
-    if extra is not None:
-        query = query.filter(extra)
-    return (
-        query.update(
-            status=running,
-            claimed_by=token,
-            claimed_at=now,
-            heartbeat_at=now,
-            attempts=F("attempts") + 1,
-        )
-        == 1
-    )
-
-
-def holding(model, pk: int, token: str, running: str):
-    """The row, filtered to "still claimed by ``token``": update it to finish the work."""
-    return model.objects.filter(pk=pk, status=running, claimed_by=token)
-
-
-def release(model, pk: int, token: str, running: str, waiting: str) -> bool:
-    """Give the claim back (a transient failure): the row waits again and is sent again."""
-    return bool(
-        holding(model, pk, token, running).update(status=waiting, claimed_by="", dispatched_at=None)
-    )
 
 
 def heartbeat_interval() -> float:
