@@ -25,7 +25,7 @@ LEVELS = {
     "none": 0,
     "valid": 1,
     "above_median": 2,
-    **{medal: 5 - rank for rank, medal in enumerate(MEDALS)},
+    **{medal: 3 + rank for rank, medal in enumerate(reversed(MEDALS))},  # lowest first
 }
 # What people read for each level, lowest first.
 LEVEL_LABELS = {

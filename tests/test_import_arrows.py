@@ -138,7 +138,7 @@ KNOWN_BACK_ARROWS = {
     # The competition page places every agent's score on the leaderboard.
     ("competitions", "results"): {"webapp/competitions/views.py"},
     # Clean figures leave disqualified runs out, and count the checks.
-    ("results", "integrity"): {"webapp/results/aggregates.py", "webapp/results/token_costs.py"},
+    ("results", "integrity"): {"webapp/results/aggregates.py"},
     # Snapshots (SubmissionSnapshot, a runs model) are graded with the final submission
     # and stored from uploads; the experiment page draws the score-over-hours curve.
     ("results", "runs"): {
