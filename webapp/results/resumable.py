@@ -35,6 +35,7 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
+from benchmark.file_seek import seek_clamped
 from webapp.results.models import PartialUpload, Upload
 from webapp.results.resumable_sha256 import ResumableSha256
 from webapp.results.upload_quota import quota_refusal
@@ -189,7 +190,7 @@ def partial_receive(
                 status=409,
             )
         hasher = ResumableSha256.resume(partial.sha256_state, path)
-        handle.seek(partial.offset)
+        seek_clamped(handle, partial.offset)
         saved = partial.offset
         position = partial.offset
         limit = partial.length if declared is None else partial.offset + declared
