@@ -34,7 +34,24 @@ class SchemaView(SpectacularAPIView):
         return super().get(request, *args, **kwargs)
 
 
-swagger_view = SpectacularSwaggerView.as_view(
-    url_name="api-schema", template_name="api/swagger_ui.html"
-)
-redoc_view = SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html")
+class _PageOptions:
+    """OPTIONS on a documentation page answers which methods it takes, with no body: DRF's
+    metadata answer would go through the page's HTML renderer, which has no template for
+    it (a 500 for Swagger UI)."""
+
+    def options(self, request, *args, **kwargs):
+        response = HttpResponse(status=200)
+        response["Allow"] = ", ".join(self.allowed_methods)
+        return response
+
+
+class SwaggerView(_PageOptions, SpectacularSwaggerView):
+    pass
+
+
+class RedocView(_PageOptions, SpectacularRedocView):
+    pass
+
+
+swagger_view = SwaggerView.as_view(url_name="api-schema", template_name="api/swagger_ui.html")
+redoc_view = RedocView.as_view(url_name="api-schema", template_name="api/redoc.html")
