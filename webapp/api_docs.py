@@ -110,9 +110,27 @@ def _statuses(view, method: str, path: str) -> list[str]:
     return statuses
 
 
+# No text the API takes holds NUL (``webapp.bad_input``): a 400 answers one.
+NO_NUL = "^[^\\x00]*$"
+
+
+def _without_nul(schema: dict, components: dict) -> None:
+    """Give every free text of ``schema`` (a parameter's or a request body's) NO_NUL."""
+    if "$ref" in schema:
+        schema = components.get(schema["$ref"].rsplit("/", 1)[-1], {})
+    if schema.get("type") == "string" and not ({"enum", "format", "pattern"} & set(schema)):
+        schema["pattern"] = NO_NUL
+    for child in schema.get("properties", {}).values():
+        _without_nul(child, components)
+    if isinstance(schema.get("items"), dict):
+        _without_nul(schema["items"], components)
+
+
 def document_errors(result, generator, request, public):
     """drf-spectacular postprocessing hook: every operation documents the errors it can
-    give (``_statuses``), each with an error body, so the schema matches every answer."""
+    give (``_statuses``), each with an error body, so the schema matches every answer;
+    and its text parameters and bodies say that they take no NUL."""
+    components = result.get("components", {}).get("schemas", {})
     # The generator's paths name parameters as the URL does ({pk}); the schema's may not ({id}).
     views = {
         (_PARAMETER.sub("{}", path), method.lower()): callback.cls
@@ -123,6 +141,10 @@ def document_errors(result, generator, request, public):
             view = views.get((_PARAMETER.sub("{}", path), method))
             if view is None:
                 continue
+            for parameter in operation.get("parameters", []):
+                _without_nul(parameter.get("schema", {}), components)
+            for content in operation.get("requestBody", {}).get("content", {}).values():
+                _without_nul(content.get("schema", {}), components)
             responses = operation.setdefault("responses", {})
             for status in _statuses(view, method, path):
                 responses.setdefault(

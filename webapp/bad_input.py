@@ -10,6 +10,8 @@
   digits, nothing else (``parse_date`` alone takes other digits, e.g. fullwidth ones).
 * ``JSONRenderer``: DRF's, with non-finite floats (a stored NaN or infinite score or
   threshold) written as null: JSON has no literal for them.
+* ``not_found``: the site's 404, as JSON under ``/api/`` (an address no API route takes,
+  such as ``/api/runs/abc/``), the page elsewhere.
 * ``LengthBoundForm``: a form mixin enforcing every text field's ``max_length``, also one
   set after the field was built (Django's login forms do so, and nothing enforced it: a
   256-character user name reached django-axes' 255-character column, a 500).
@@ -26,6 +28,7 @@ import re
 
 from django.core.validators import MaxLengthValidator
 from django.http import HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import parsers, renderers, serializers
 from rest_framework.exceptions import ParseError
 
@@ -113,3 +116,9 @@ class LengthBoundForm:
                 for v in field.validators
             ):
                 field.validators.append(MaxLengthValidator(limit))
+
+
+def not_found(request, exception):
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return page_not_found(request, exception)

@@ -54,3 +54,6 @@ urlpatterns = [
     path("api/docs/", api_docs.swagger_view, name="api-docs"),
     path("api/redoc/", api_docs.redoc_view, name="api-redoc"),
 ]
+
+# Under /api/, an address no route takes is a JSON 404 like the API's own.
+handler404 = "webapp.bad_input.not_found"

@@ -178,7 +178,8 @@ class LeaderboardApi(APIView):
     def get(self, request):
         from webapp.results.leaderboard import LeaderboardFilters, leaderboard_entries
 
-        LeaderboardQuery(data=request.query_params).is_valid(raise_exception=True)
+        # A plain dict: from a QueryDict, DRF reads an empty value as no value.
+        LeaderboardQuery(data=request.query_params.dict()).is_valid(raise_exception=True)
         filters = LeaderboardFilters.from_query(request.query_params)
         return Response(
             {
@@ -189,7 +190,7 @@ class LeaderboardApi(APIView):
 
 
 # Ids of at most 18 digits: any such number is a primary key's (below 2**63).
-EXPERIMENT_IDS = re.compile(r"[0-9]{1,18}(,[0-9]{1,18})+")
+EXPERIMENT_IDS = re.compile(r"^[0-9]{1,18}(,[0-9]{1,18})+$")
 
 
 class CompareApi(APIView):
@@ -198,6 +199,7 @@ class CompareApi(APIView):
     figures (the compare page's figures, for the same URL)."""
 
     permission_classes = [AllowAny]
+    error_statuses = (404,)  # ids that name no experiment the viewer may see
 
     @extend_schema(
         parameters=[
