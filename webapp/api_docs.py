@@ -147,11 +147,8 @@ def document_errors(result, generator, request, public):
                 _without_nul(content.get("schema", {}), components)
             responses = operation.setdefault("responses", {})
             for status in _statuses(view, method, path):
-                responses.setdefault(
-                    status,
-                    {
-                        "description": ERROR_MEANING.get(status, "Refused."),
-                        "content": {"application/json": {"schema": ERROR_BODY}},
-                    },
+                response = responses.setdefault(
+                    status, {"description": ERROR_MEANING.get(status, "Refused.")}
                 )
+                response.setdefault("content", {"application/json": {"schema": ERROR_BODY}})
     return result
