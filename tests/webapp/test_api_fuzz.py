@@ -1,7 +1,11 @@
-"""The whole API fuzzed from its own OpenAPI schema (``/api/schema/``, drf-spectacular's):
+"""The whole API held to its own OpenAPI schema (``/api/schema/``, drf-spectacular's):
 schemathesis builds requests valid and invalid for every operation and sends them to the
-WSGI application in-process, on the test database, signed in with a token that may
-launch runs, so the write endpoints are exercised too. No request may answer a 5xx.
+WSGI application in-process, on the test database, as an anonymous visitor, as a user
+whose token may launch runs (so the write endpoints are exercised too) and as an
+administrator. Every schemathesis check runs: no 5xx; status codes, content types,
+headers and bodies as documented; invalid data refused and valid data accepted; plus
+``no_server_path``. The tus endpoints are left out of the schema (the tus protocol
+describes them, README *Uploading results*; ``test_resumable_uploads.py`` tests them).
 
 Bounded and reproducible: hypothesis is derandomized and each operation gets at most
 ``MAX_EXAMPLES`` generated cases (plus schemathesis' explicit coverage cases). Ids from 1
