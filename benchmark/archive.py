@@ -48,6 +48,7 @@ from benchmark.archive_rules import (
     human_size,
     safe_member_name,
 )
+from benchmark.file_seek import seek_clamped
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -199,7 +200,7 @@ def _zip_entry_count(path: Path) -> int | None:
     """
     size = path.stat().st_size
     with open(path, "rb") as handle:
-        handle.seek(max(0, size - (65535 + 22)))
+        seek_clamped(handle, size - (65535 + 22))
         tail = handle.read()
     at = tail.rfind(b"PK\x05\x06")
     if at < 0 or len(tail) < at + 22:
@@ -208,7 +209,7 @@ def _zip_entry_count(path: Path) -> int | None:
     locator = tail[at - 20 : at] if at >= 20 else b""
     if count == 0xFFFF and locator.startswith(b"PK\x06\x07"):
         with open(path, "rb") as handle:
-            handle.seek(struct.unpack("<Q", locator[8:16])[0])
+            seek_clamped(handle, struct.unpack("<Q", locator[8:16])[0])
             record = handle.read(56)
         if record.startswith(b"PK\x06\x06") and len(record) == 56:
             count = struct.unpack("<Q", record[32:40])[0]

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 # MLE-bench's keys, in its order.
 REPORT_KEYS = (
@@ -52,6 +52,22 @@ _BOOL_KEYS = (
     "valid_submission",
     "is_lower_better",
 )
+
+
+def submission_path_in_run(path: str | None) -> str:
+    """A submission's path as a stored or served report gives it: relative to its run's
+    folder, never a path on the disk of the machine that graded it. MLE-bench's layout
+    ``<run>/submission/submission.csv`` gives ``submission/submission.csv``; a relative
+    path stays as it is; any other absolute path gives the file's name."""
+    if not path:
+        return ""
+    posix = PurePosixPath(path.replace("\\", "/"))
+    if not posix.is_absolute() and not PureWindowsPath(path).drive:
+        return path
+    parts = posix.parts
+    if len(parts) >= 3 and parts[-2] == "submission":
+        return "/".join(parts[-2:])
+    return parts[-1] if len(parts) > 1 else ""
 
 
 class GradingReportError(ValueError):

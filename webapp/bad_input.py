@@ -10,13 +10,25 @@
   digits, nothing else (``parse_date`` alone takes other digits, e.g. fullwidth ones).
 * ``JSONRenderer``: DRF's, with non-finite floats (a stored NaN or infinite score or
   threshold) written as null: JSON has no literal for them.
+* ``not_found``: the site's 404, as JSON under ``/api/`` (an address no API route takes,
+  such as ``/api/runs/abc/``), the page elsewhere.
+* ``LengthBoundForm``: a form mixin enforcing every text field's ``max_length``, also one
+  set after the field was built (Django's login forms do so, and nothing enforced it: a
+  256-character user name reached django-axes' 255-character column, a 500).
+
+Text a person posts is stored only through a form or a serializer field: both refuse NUL
+(Django's and DRF's ``CharField`` carry ``ProhibitNullCharactersValidator``), which
+PostgreSQL refuses too; a test bans reading ``request.POST``/``request.data`` values
+directly in views.
 """
 
 import json
 import math
 import re
 
+from django.core.validators import MaxLengthValidator
 from django.http import HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import parsers, renderers, serializers
 from rest_framework.exceptions import ParseError
 
@@ -89,3 +101,24 @@ class JSONRenderer(renderers.JSONRenderer):
             return super().render(data, accepted_media_type, renderer_context)
         except ValueError:  # "Out of range float values are not JSON compliant"
             return super().render(_finite(data), accepted_media_type, renderer_context)
+
+
+class LengthBoundForm:
+    """Mixed into a form (before the form class): every field with a ``max_length``
+    refuses longer values, whether or not the field was built with it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            limit = getattr(field, "max_length", None)
+            if limit is not None and not any(
+                isinstance(v, MaxLengthValidator) and v.limit_value == limit
+                for v in field.validators
+            ):
+                field.validators.append(MaxLengthValidator(limit))
+
+
+def not_found(request, exception):
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return page_not_found(request, exception)

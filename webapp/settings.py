@@ -447,6 +447,13 @@ SPECTACULAR_SETTINGS = {
     # Request bodies as their own components, so that a file field is described as the
     # binary file it is (not as a URL, its description in responses).
     "COMPONENT_SPLIT_REQUEST": True,
+    # Every operation documents the errors it can answer (webapp/api_docs.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "webapp.api_docs.document_errors",
+    ],
+    # API clients authenticate with a token; the session is the site's own pages'.
+    "AUTHENTICATION_WHITELIST": ["webapp.accounts.tokens.ApiTokenAuthentication"],
 }
 
 LOGGING = {

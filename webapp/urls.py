@@ -61,3 +61,6 @@ urlpatterns = [
     path("docs/", docs_site.docs_page, name="docs"),
     path("docs/<path:path>", docs_site.docs_page, name="docs-page"),
 ]
+
+# Under /api/, an address no route takes is a JSON 404 like the API's own.
+handler404 = "webapp.bad_input.not_found"

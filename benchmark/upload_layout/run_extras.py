@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from benchmark.cost import parse_usage_declaration
+from benchmark.file_seek import seek_clamped
 from benchmark.upload_tree import UploadLayoutError, UploadTree, join_rel
 
 MAX_SNAPSHOTS = 48
@@ -75,7 +76,7 @@ def run_facts(tree: UploadTree, run_folder: str, entry) -> dict | None:
     if log in tree.file_set:
         path = tree.path(log)
         with path.open("rb") as handle:
-            handle.seek(max(0, path.stat().st_size - _LOG_TAIL_BYTES))
+            seek_clamped(handle, path.stat().st_size - _LOG_TAIL_BYTES)
             found = _COMPLETED.findall(handle.read())
         if found:
             facts["duration_s"] = float(found[-1])

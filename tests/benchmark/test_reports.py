@@ -13,6 +13,7 @@ from benchmark.reports import (
     grading_report_dict,
     grading_report_json,
     read_grading_report,
+    submission_path_in_run,
     write_grading_report,
 )
 
@@ -212,3 +213,19 @@ def test_malformed_reports(tmp_path):
         read_grading_report(path)
     with pytest.raises(GradingReportError, match="no such grading report"):
         read_grading_report(tmp_path / "absent.json")
+
+
+@pytest.mark.parametrize(
+    ("stored", "shown"),
+    [
+        ("/srv/media/uploads/7/rg/comp_1/submission/submission.csv", "submission/submission.csv"),
+        ("/srv/data/_submissions/aide/seed0/demo-wine/submission.csv", "submission.csv"),
+        ("C:\\runs\\rg\\comp_1\\submission\\submission.csv", "submission/submission.csv"),
+        ("runs/rg/comp_1/submission/submission.csv", "runs/rg/comp_1/submission/submission.csv"),
+        ("", ""),
+        (None, ""),
+    ],
+)
+def test_a_submission_path_is_given_relative_to_its_run(stored, shown):
+    """A report never says where the grading machine kept the file."""
+    assert submission_path_in_run(stored) == shown

@@ -319,3 +319,42 @@ def test_page_query_parameters_never_reach_a_500(client, page, values, data):
     query = {data.draw(st.sampled_from(names), label="name"): value for value in values}
     response = client.get(page, query)
     assert response.status_code < 500, (page, query)
+
+
+def _routes(patterns=None, prefix: str = "") -> list[str]:
+    """Every route of the site as an address, its parameters filled with values that may
+    or may not name a row (1, a word, a uuid)."""
+    import re
+
+    from django.urls import URLPattern, URLResolver, get_resolver
+    from django.urls.resolvers import RoutePattern
+
+    filled = {"int": "1", "uuid": "00000000-0000-0000-0000-000000000001"}
+    out = []
+    for entry in get_resolver().url_patterns if patterns is None else patterns:
+        if not isinstance(entry.pattern, RoutePattern):
+            continue  # the admin's few regular-expression routes have route twins
+        route = prefix + re.sub(
+            r"<(?:(\w+):)?\w+>", lambda m: filled.get(m.group(1), "x"), str(entry.pattern)
+        )
+        if isinstance(entry, URLResolver):
+            out += _routes(entry.url_patterns, route)
+        elif isinstance(entry, URLPattern):
+            out.append("/" + route)
+    return sorted(set(out))
+
+
+def test_options_on_every_route_is_never_a_500(admin_client_logged_in):
+    """OPTIONS /api/docs/ was a 500 (DRF's metadata answer through an HTML renderer with
+    no template for it); every route answers OPTIONS, signed in or not, below 500."""
+    routes = _routes()
+    assert "/api/docs/" in routes and len(routes) > 50
+    anonymous = Client()
+    failures = [
+        (who, route, response.status_code)
+        for route in routes
+        for who, browser in (("anonymous", anonymous), ("admin", admin_client_logged_in))
+        for response in [browser.options(route)]
+        if response.status_code >= 500
+    ]
+    assert not failures

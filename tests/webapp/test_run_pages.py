@@ -340,3 +340,20 @@ def test_an_uploaded_runs_record_is_found_in_its_folder(as_alice, run):
     assert "1 min 1 s" in html and "fine" in html
     body = as_alice.get(api(run)).json()
     assert body["validation_calls"]["file"] == "logs/validation_calls.jsonl"
+
+
+@pytest.mark.parametrize("offset", ["17592186044415", "9223372036854775807", "-5", "99999"])
+def test_a_timeline_from_any_offset_is_a_page_not_an_error(as_alice, alice, media, offset):
+    """An offset past the end (or past what the system can seek to) reads nothing, as the
+    files endpoint does; a negative one reads from the start."""
+    agent_run = agent_run_with_output(alice)
+    url = f"/api/runs/agent/{agent_run.pk}/timeline?file=logs/events.jsonl&offset={offset}"
+    response = as_alice.get(url)
+    assert response.status_code == 200
+    body = response.json()
+    if offset == "-5":
+        assert len(body["events"]) == 3
+    else:
+        assert body["events"] == [] and body["next_offset"] is None
+    page = as_alice.get(f"/api/runs/agent/{agent_run.pk}/files/logs/events.jsonl?offset={offset}")
+    assert page.status_code == 200

@@ -1,8 +1,12 @@
 from django.contrib import admin
 from django.utils.html import format_html
 
+from webapp.accounts.forms import AdminSignInForm
 from webapp.accounts.models import ApiToken, Invite
 from webapp.accounts.signup import invite_create, invite_link
+
+# An over-long user name is a form error, not a row django-axes cannot write.
+admin.site.login_form = AdminSignInForm
 
 
 @admin.register(Invite)

@@ -1,11 +1,13 @@
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.urls import reverse
 
 from webapp.accounts.signup import email_unverified
+from webapp.bad_input import LengthBoundForm
 
 
-class SignInForm(AuthenticationForm):
+class SignInForm(LengthBoundForm, AuthenticationForm):
     """The site's sign-in (username and password, behind django-axes): an account that
     signed up here signs in once its email address is confirmed."""
 
@@ -19,6 +21,10 @@ class SignInForm(AuthenticationForm):
                 "confirms the address.",
                 code="unverified",
             )
+
+
+class AdminSignInForm(LengthBoundForm, AdminAuthenticationForm):
+    """The admin's sign-in, with its user name's length enforced (as the site's)."""
 
 
 class TokenCreateForm(forms.Form):

@@ -105,7 +105,8 @@ class CompetitionListApi(APIView):
     serializer_class = CompetitionOutput
 
     @extend_schema(
-        parameters=[OpenApiParameter(n, str) for n in ("category", "complexity", "split", "q")]
+        parameters=[OpenApiParameter(n, str) for n in ("category", "complexity", "split", "q")],
+        responses=CompetitionOutput(many=True),
     )
     def get(self, request):
         params = {

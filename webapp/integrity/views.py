@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods
 
 from benchmark.integrity.winnowing import source_text
 from webapp.integrity import services
+from webapp.integrity.forms import RunCheckDecisionForm
 from webapp.integrity.models import RunCheck
 from webapp.integrity.reasons import Viewer, peer_for, reasons_for
 from webapp.runs import run_files
@@ -132,7 +133,12 @@ def run_check_page(request, run_id: int):
 def _decide(request, ref, check):
     if not may(request.user, "review", ref.run):
         raise PermissionDenied("Deciding on a run takes the permission to review run checks.")
-    decision = request.POST.get("decision", "")
+    form = RunCheckDecisionForm(request.POST)
+    if not form.is_valid():
+        problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+        messages.error(request, f"Nothing was decided: {problems}")
+        return redirect("integrity-run", run_id=ref.run.pk)
+    decision = form.cleaned_data["decision"]
     if decision == "recheck":
         services.check_due([ref.run.pk])
         messages.success(request, "The checks will run again in a moment.")
@@ -143,7 +149,7 @@ def _decide(request, ref, check):
         services.run_check_decide(
             check.pk,
             decision=decision,
-            reason=request.POST.get("reason", "")[:5000],
+            reason=form.cleaned_data["reason"],
             user=request.user,
         )
     except services.DecisionRefused as exc:

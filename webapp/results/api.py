@@ -1,17 +1,21 @@
 """Read API for experiments and their reports, with the same figures the pages show
 (the names are ``mleboard aggregate --format json``'s)."""
 
+import re
+
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.reports import EXTRA_KEYS, REPORT_KEYS
+from webapp.bad_input import IsoDateField
 from webapp.results import selectors
 from webapp.results.aggregates import wants_clean_subset
-from webapp.results.leaderboard import TRI_STATE_FILTERS
+from webapp.results.leaderboard import INTEGRITY_FILTERS, TRI_STATE_FILTERS
 from webapp.results.models import Experiment, GradeReport
 
 
@@ -55,17 +59,53 @@ class ExperimentDetailOutput(ExperimentOutput):
 
 
 class ReportOutput(serializers.ModelSerializer):
+    """One run's current report, with the run's id and the absolute URLs a client follows
+    to the run: its page, its files (the run's API, which lists them: ``files`` there,
+    each read at ``files/<path>``) and its trajectory. Whoever sees the report sees the
+    run; ``files_url`` and ``trajectory_url`` are null for a run with no files here (an
+    imported report); the trajectory answers 404 for a run that left none. The
+    ``submission_path`` is relative to the run's folder."""
+
     competition_id = serializers.CharField(source="competition.slug")
+    run_url = serializers.SerializerMethodField()
+    files_url = serializers.SerializerMethodField()
+    trajectory_url = serializers.SerializerMethodField()
 
     class Meta:
         model = GradeReport
-        fields = ["competition_id", "seed", *REPORT_KEYS[1:], *EXTRA_KEYS[1:], "source"]
+        fields = [
+            "competition_id",
+            "seed",
+            *REPORT_KEYS[1:],
+            *EXTRA_KEYS[1:],
+            "source",
+            "run_id",
+            "run_url",
+            "files_url",
+            "trajectory_url",
+        ]
+
+    def _url(self, name: str, report: GradeReport) -> str:
+        return self.context["request"].build_absolute_uri(reverse(name, args=[report.run_id]))
+
+    def get_run_url(self, report: GradeReport) -> str:
+        return self._url("run-page-result", report)
+
+    def get_files_url(self, report: GradeReport) -> str | None:
+        return self._url("api-run-result", report) if self._has_files(report) else None
+
+    def get_trajectory_url(self, report: GradeReport) -> str | None:
+        return self._url("api-run-trajectory-result", report) if self._has_files(report) else None
+
+    def _has_files(self, report: GradeReport) -> bool:
+        return self.context["runs_have_files"]
 
 
 class ExperimentListApi(APIView):
     permission_classes = [AllowAny]
     serializer_class = ExperimentOutput
 
+    @extend_schema(responses=ExperimentOutput(many=True))
     def get(self, request):
         return Response(
             ExperimentOutput(selectors.experiments_visible_to(request.user), many=True).data
@@ -86,9 +126,45 @@ class ExperimentReportsApi(APIView):
     permission_classes = [AllowAny]
     serializer_class = ReportOutput
 
+    @extend_schema(responses=ReportOutput(many=True))
     def get(self, request, pk: int):
         experiment = selectors.experiment_visible_to(request.user, pk)
-        return Response(ReportOutput(selectors.experiment_reports(experiment), many=True).data)
+        reports = selectors.experiment_reports(experiment)
+        context = {
+            "request": request,
+            "runs_have_files": selectors.experiment_runs_have_files(experiment),
+        }
+        return Response(ReportOutput(reports, many=True, context=context).data)
+
+
+INTEGRITY_CHOICES = list(INTEGRITY_FILTERS)
+
+
+class LeaderboardQuery(serializers.Serializer):
+    """The leaderboard's filters as query parameters; a value outside them is a 400 (the
+    page, for people, ignores it)."""
+
+    scaffold = serializers.CharField(required=False, allow_blank=True)
+    model = serializers.CharField(required=False, allow_blank=True)
+    source = serializers.CharField(required=False, allow_blank=True)
+    since = IsoDateField(required=False)
+    until = IsoDateField(required=False)
+    clean = serializers.CharField(required=False, help_text="1: the clean subset")
+    integrity = serializers.ChoiceField(
+        INTEGRITY_CHOICES, required=False, help_text="entries by their runs' integrity checks"
+    )
+    descriptions = serializers.ChoiceField(["original", "obfuscated"], required=False)
+
+    def get_fields(self):
+        fields = super().get_fields()
+        for name in TRI_STATE_FILTERS:
+            fields[name] = serializers.ChoiceField(["yes", "no"], required=False)
+        return fields
+
+
+class LeaderboardOutput(serializers.Serializer):
+    clean_subset = serializers.BooleanField()
+    entries = serializers.ListField(child=serializers.DictField())
 
 
 class LeaderboardApi(APIView):
@@ -99,31 +175,12 @@ class LeaderboardApi(APIView):
 
     permission_classes = [AllowAny]
 
-    @extend_schema(
-        parameters=[
-            *(OpenApiParameter(name, str) for name in ("scaffold", "model", "source")),
-            *(OpenApiParameter(name, OpenApiTypes.DATE) for name in ("since", "until")),
-            *(OpenApiParameter(name, str, enum=["yes", "no"]) for name in TRI_STATE_FILTERS),
-            OpenApiParameter("clean", str, description="1: the clean subset"),
-            OpenApiParameter(
-                "integrity",
-                str,
-                enum=["checked", "clean", "flagged", "disqualified", "unchecked"],
-                description="entries by their runs' integrity checks",
-            ),
-            OpenApiParameter("descriptions", str, enum=["original", "obfuscated"]),
-        ],
-        responses=inline_serializer(
-            "Leaderboard",
-            {
-                "clean_subset": serializers.BooleanField(),
-                "entries": serializers.ListField(child=serializers.DictField()),
-            },
-        ),
-    )
+    @extend_schema(parameters=[LeaderboardQuery], responses=LeaderboardOutput)
     def get(self, request):
         from webapp.results.leaderboard import LeaderboardFilters, leaderboard_entries
 
+        # A plain dict: from a QueryDict, DRF reads an empty value as no value.
+        LeaderboardQuery(data=request.query_params.dict()).is_valid(raise_exception=True)
         filters = LeaderboardFilters.from_query(request.query_params)
         return Response(
             {
@@ -133,6 +190,10 @@ class LeaderboardApi(APIView):
         )
 
 
+# Ids of at most 18 digits: any such number is a primary key's (below 2**63).
+EXPERIMENT_IDS = re.compile(r"^[0-9]{1,18}(,[0-9]{1,18})+$")
+
+
 class CompareApi(APIView):
     """``?experiments=a,b[,...]&split=all[&clean=1]``: the first experiment against each
     other one, with the paired bootstrap interval and sign-flip test, or per split from
@@ -140,23 +201,32 @@ class CompareApi(APIView):
     with ``clean=1``)."""
 
     permission_classes = [AllowAny]
+    error_statuses = (404,)  # ids that name no experiment the viewer may see
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("experiments", str, required=True, description="ids: 3,7"),
+            OpenApiParameter(
+                "experiments",
+                str,
+                required=True,
+                pattern=EXPERIMENT_IDS.pattern,
+                description="two or more experiment ids, comma-separated: 3,7",
+            ),
             OpenApiParameter("split", str),
             OpenApiParameter("clean", str, description="1: the clean subset"),
         ],
-        responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+        responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request):
-        chosen, _ = selectors.experiments_chosen(
-            request.user, request.query_params.get("experiments", "")
-        )
-        if len(chosen) < 2:
+        raw = request.query_params.get("experiments", "")
+        if not EXPERIMENT_IDS.fullmatch(raw):
             return Response(
-                {"error": "give two or more experiments you can see: ?experiments=3,7"}, status=400
+                {"error": "give two or more experiments by id, comma-separated: ?experiments=3,7"},
+                status=400,
             )
+        chosen, unseen = selectors.experiments_chosen(request.user, raw)
+        if unseen or len(chosen) < len({int(part) for part in raw.split(",")}):
+            return Response({"error": "no experiment you can see has some of these ids"}, 404)
         result = selectors.comparison_of(
             chosen,
             request.query_params.get("split", ""),

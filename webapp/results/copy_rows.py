@@ -8,6 +8,7 @@ import re
 
 from django.db import connection
 
+from benchmark.reports import submission_path_in_run
 from webapp.results.models import GradeReport, Run
 
 
@@ -140,7 +141,7 @@ class CopyLines:
             lines.append(
                 f"{run_ids[competition, seed]}{head}{competition}\t{seed}\tt\t{source}\t"
                 f"{_NULL if score is None or score != score else score}\t{limits}\t{outcome}\t"
-                f"{moment(r.created_at)}\t{text(r.submission_path or '')}\t"
+                f"{moment(r.created_at)}\t{text(submission_path_in_run(r.submission_path))}\t"
                 f"{_NULL if percentile is None or percentile != percentile else percentile}\t"
                 f"{text(r.grader_version or '')}\t{text(r.error or '')}\t"
                 f"{text(r.error_class or '')}\t{now_text}\n"

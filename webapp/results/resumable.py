@@ -36,6 +36,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from benchmark.file_seek import seek_clamped
 from webapp import work
 from webapp.results.models import PartialUpload, Upload
 from webapp.results.resumable_sha256 import ResumableSha256
@@ -178,7 +179,7 @@ def partial_receive(
                 status=409,
             )
         hasher = ResumableSha256.resume(partial.sha256_state, path)
-        handle.seek(partial.offset)
+        seek_clamped(handle, partial.offset)
         saved = partial.offset
         position = partial.offset
         limit = partial.length if declared is None else partial.offset + declared

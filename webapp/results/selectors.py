@@ -181,6 +181,17 @@ def experiment_reports(experiment: Experiment) -> QuerySet:
     )
 
 
+def experiment_runs_have_files(experiment: Experiment) -> bool:
+    """Whether the experiment's runs have files here: an upload's archive, or a launch's
+    agent runs (imported reports and the demo's reference runs have none)."""
+    from webapp.runs.models import Launch
+
+    return (
+        Upload.objects.filter(experiment=experiment).exists()
+        or Launch.objects.filter(experiment=experiment).exists()
+    )
+
+
 def _num(value, digits: int | None = None) -> str:
     if value is None:
         return ""

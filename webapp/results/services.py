@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from benchmark.reports import REPORT_KEYS, CompetitionReport
+from benchmark.reports import REPORT_KEYS, CompetitionReport, submission_path_in_run
 from webapp.competitions.models import Competition
 from webapp.results.models import Agent, Experiment, GradeReport, LanguageModel, Run, Scaffold
 
@@ -41,6 +41,7 @@ def _report_fields(report: CompetitionReport) -> dict:
             values[name] = None  # no number: stored as MLE-bench writes a missing score
     for name in _BLANK_IF_NONE:
         values[name] = values[name] or ""
+    values["submission_path"] = submission_path_in_run(values["submission_path"])
     created = values["created_at"]
     if created is None:
         values["created_at"] = timezone.now()

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark.file_seek import seek_clamped
 from benchmark.trajectory import JournalError, Trajectory, read_journal
 from runner.spec import CODE_DIR, LOGS_DIR, RUN_LOG, SUBMISSION_DIR, VALIDATION_CALLS
 from webapp.results.models import Run, Upload
@@ -234,7 +235,7 @@ def read_page(path: Path, offset: int = 0, length: int = PAGE_BYTES) -> dict:
     offset = max(0, int(offset))
     with _open(path) as handle:
         size = os.fstat(handle.fileno()).st_size
-        handle.seek(min(offset, size))
+        seek_clamped(handle, offset)
         data = handle.read(length)
     at_end = offset + len(data) >= size
     text, used = _decode(data, at_end)
@@ -418,8 +419,7 @@ def timeline_page(path: Path, offset: int = 0, limit: int = TIMELINE_EVENTS) -> 
     events = []
     with _open(path) as handle:
         size = os.fstat(handle.fileno()).st_size
-        handle.seek(max(0, int(offset)))
-        position = handle.tell()
+        position = seek_clamped(handle, offset)
         while len(events) < limit and position - offset < MAX_PAGE_BYTES:
             line = handle.readline(MAX_PAGE_BYTES)
             if not line:
@@ -514,7 +514,7 @@ def _tail_lines(path: Path, count: int) -> tuple[list[bytes], bool]:
         while position > 0 and data.count(b"\n") <= count and end - position < _TAIL_MAX_BYTES:
             step = min(_TAIL_CHUNK, position)
             position -= step
-            f.seek(position)
+            seek_clamped(f, position)
             data = f.read(step) + data
     lines = data.split(b"\n")
     if position > 0:

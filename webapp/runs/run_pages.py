@@ -301,6 +301,9 @@ def _int(value, default: int) -> int:
     return max(0, min(number, 2**62))
 
 
+MAX_QUERY = 200  # characters of a search
+
+
 class RunSearchApi(APIView):
     @extend_schema(
         summary="Search one of a run's files",
@@ -308,15 +311,17 @@ class RunSearchApi(APIView):
         "1 MiB chunks: line numbers, byte offsets and snippets, at most 200 hits.",
         parameters=[
             OpenApiParameter("file", OpenApiTypes.STR, required=True),
-            OpenApiParameter("q", OpenApiTypes.STR, required=True),
+            OpenApiParameter(
+                "q", OpenApiTypes.STR, required=True, pattern=f"^[^\\x00]{{1,{MAX_QUERY}}}$"
+            ),
         ],
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request, pk: int, kind: str = "result"):
         ref = _ref_or_404(request.user, kind, pk)
         query = request.query_params.get("q", "")
-        if not query or len(query) > 200 or "\x00" in query:
-            return Response({"detail": "give q, 1 to 200 characters"}, status=400)
+        if not query or len(query) > MAX_QUERY or "\x00" in query:
+            return Response({"detail": f"give q, 1 to {MAX_QUERY} characters"}, status=400)
         target = _file_or_404(ref, request.query_params.get("file", ""))
         return Response(
             {"file": request.query_params["file"], **run_files.search_file(target, query)}

@@ -1,10 +1,12 @@
 """Reads for launches and agent runs: who sees them, their status, their logs, and the
 time-scaling curve of their snapshots."""
 
+import os
 from pathlib import Path
 
 from django.db.models import Count, Q, QuerySet
 
+from benchmark.file_seek import seek_clamped
 from runner.spec import RUN_LOG
 from webapp.runs.models import AgentRun, Launch, SubmissionSnapshot
 from webapp.visibility import Perm, actionable, has_perm, visible_to
@@ -160,9 +162,8 @@ def run_log_tail(run: AgentRun, max_bytes: int = 20_000) -> str:
     path = Path(run.output_dir) / RUN_LOG
     try:
         with open(path, "rb") as handle:
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(0, size - max_bytes))
+            size = handle.seek(0, os.SEEK_END)
+            seek_clamped(handle, size - max_bytes)
             return handle.read().decode("utf-8", "replace")
     except FileNotFoundError:
         return ""
