@@ -90,6 +90,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Anonymous views of the public pages served whole from the cache (webapp/page_cache.py).
     "webapp.page_cache.PageCacheMiddleware",
+    # The database away: 503 with Retry-After (webapp/outage.py; handler500 too).
+    "webapp.outage.DatabaseOutageMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -54,3 +54,6 @@ urlpatterns = [
     path("api/docs/", api_docs.swagger_view, name="api-docs"),
     path("api/redoc/", api_docs.redoc_view, name="api-redoc"),
 ]
+
+# The database away is a 503 with Retry-After, wherever the query was made (webapp/outage.py).
+handler500 = "webapp.outage.server_error"
