@@ -218,11 +218,6 @@ def current_versions(scope: str) -> tuple[str, str]:
     return tuple(found.get(key, "") for key in keys)
 
 
-def current_version() -> str:
-    """The catalogue's version."""
-    return current_versions(routes.LISTINGS)[0]
-
-
 # --- Storage ---------------------------------------------------------------------------------
 
 
@@ -337,10 +332,6 @@ def cacheable_route(request) -> routes.Match | None:
     if found.route.api and not routes.accepts_json(request.META.get("HTTP_ACCEPT", "")):
         return None
     return found
-
-
-def cacheable_request(request) -> bool:
-    return cacheable_route(request) is not None
 
 
 def canonicalize(request, found: routes.Match) -> str:
