@@ -19,7 +19,8 @@ imported reports (``perf/load_bench.py``'s data) so the public pages have figure
         [--database-url postgresql://postgres@127.0.0.1:5432/mleboard_cache_bench]
         [--urls 10000] [--searches 2000] [--uploads 8] [--cache-max-bytes 16m]
 
-Every process it starts is stopped on exit; the database named by ``--database-url``
+Every process it starts is stopped on exit, and its var dir removed (``--keep`` keeps it);
+the database named by ``--database-url``
 (pg-redis) is dropped and created, never ``mleboard``.
 """
 
@@ -27,6 +28,7 @@ import argparse
 import asyncio
 import http.client
 import random
+import shutil
 import sys
 import threading
 import time
@@ -157,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-max-bytes", default="16m", help="MLEBOARD_CACHE_MAX_BYTES")
     parser.add_argument("--redis-server", default="redis-server")
     parser.add_argument("--bin", default=str(drill.REPO / ".venv" / "bin"))
+    parser.add_argument("--keep", action="store_true", help="keep the site's var dir")
     args = parser.parse_args(argv)
     load_bench.refuse_default_database(args.database_url)
     cache_max = parse_size(args.cache_max_bytes)
@@ -290,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         site.stop()
         pages_redis.stop()
+        if not args.keep:
+            shutil.rmtree(site.var, ignore_errors=True)
 
 
 if __name__ == "__main__":
