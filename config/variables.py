@@ -359,8 +359,21 @@ VARIABLES: tuple[Variable, ...] = (
         "MLEBOARD_CACHE_URL",
         p.url_with_scheme("redis", "rediss"),
         "",
-        "`CACHE_URL`'s Redis, else each web process's memory",
-        "where whole public pages are cached for anonymous visitors (a `redis://` URL)",
+        "unset: each web process's memory (at most 64 MiB)",
+        "where whole public pages are cached for anonymous visitors: a Redis of their own "
+        "(compose's `pagecache`), bounded by `MLEBOARD_CACHE_MAX_BYTES` with least recently "
+        "used pages evicted. Refused when it is the broker's or `CACHE_URL`'s Redis "
+        "(eviction would drop their keys)",
+        SERVICES,
+    ),
+    Variable(
+        "MLEBOARD_CACHE_MAX_BYTES",
+        p.parse_size,
+        256 * 1024**2,
+        "256m",
+        "the memory of `MLEBOARD_CACHE_URL`'s Redis: the site sets its `maxmemory` to this "
+        "and `maxmemory-policy` to `allkeys-lru` when it first uses it (a Redis that refuses "
+        "`CONFIG SET` must be configured so by hand)",
         SERVICES,
     ),
     Variable(

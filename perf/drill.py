@@ -22,6 +22,15 @@ taken back). The drills:
    and SIGKILL gunicorn's process group while the body is being sent; start gunicorn again
    and re-send the same archive normally (the answer's ``duplicate`` and ``resumed`` are
    printed).
+4. ``database`` (``--backend pg-redis`` only; SQLite is a file, not a server): on a private
+   PostgreSQL cluster the drill makes (``initdb``, ``pg_ctl`` on a free port, as the
+   ``postgres`` user when run as root; never the machine's shared server), upload an
+   archive, once grading is under way stop the cluster (``pg_ctl stop -m immediate``) for
+   ``--database-down`` s (20). Meanwhile it asks, again and again, for ``/`` and
+   ``/api/leaderboard/`` (anonymous, cached before the stop), ``/api/experiments/`` and the
+   upload's status (token) and posts new uploads: every answer must be a 200 (a cached page)
+   or a 503 with ``Retry-After``, never a 500 or a broken connection. Then it starts the
+   cluster again and the workers must finish the grading by themselves.
 
 After the last restart of a drill it polls until every upload is ``graded`` (deadline
 ``--deadline`` s, 240), then checks the invariants: every upload graded; all N runs graded,
@@ -78,7 +87,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from drill_archive import build_archive, multipart_body  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-DRILLS = ("worker", "broker", "web")
+DRILLS = ("worker", "broker", "web", "database")
 METADATA = '{"scaffold":"drill","model":"none"}'
 REDIS_PORT = 6391
 
@@ -259,6 +268,64 @@ def recreate_pg_database(url: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
 
 
+class PrivatePostgres:
+    """A PostgreSQL cluster of the drill's own, to stop and start: ``initdb`` in a fresh
+    folder, ``pg_ctl`` on a free port (as the ``postgres`` user when the drill runs as root,
+    which PostgreSQL refuses), trust authentication on 127.0.0.1 only."""
+
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="mleboard-drill-pg-"))
+        self.data = self.dir / "data"
+        self.log_path = self.dir / "postgres.log"
+        self.port = free_port()
+        self.user = "postgres" if os.geteuid() == 0 else None
+        self.running = False
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/mleboard_drill"
+
+    def _run(self, *argv: str) -> None:
+        prefix = ["runuser", "-u", self.user, "--"] if self.user else []
+        done = subprocess.run(
+            prefix + list(argv), capture_output=True, text=True, timeout=180, cwd=self.dir
+        )
+        if done.returncode:
+            raise RuntimeError(f"{argv[0]} failed: {done.stdout[-1000:]} {done.stderr[-1000:]}")
+
+    def init(self) -> None:
+        if self.user:
+            shutil.chown(self.dir, self.user)
+        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
+        _CLUSTERS.append(self)
+
+    def start(self) -> None:
+        options = (
+            f"-p {self.port} -c listen_addresses=127.0.0.1 "
+            f"-c unix_socket_directories={self.dir} -c fsync=off"
+        )
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log_path), "-o", options,
+                  "-w", "start")  # fmt: skip
+        self.running = True
+
+    def stop(self) -> None:
+        """Stop at once, as a crash would (no checkpoint; connections cut)."""
+        if self.running:
+            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+            self.running = False
+
+    def remove(self) -> None:
+        with contextlib.suppress(Exception):
+            self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if self in _CLUSTERS:
+            _CLUSTERS.remove(self)
+
+
+_CLUSTERS: list[PrivatePostgres] = []
+atexit.register(lambda: [cluster.remove() for cluster in list(_CLUSTERS)])
+
+
 # --- HTTP -----------------------------------------------------------------------------------
 
 
@@ -384,10 +451,15 @@ class Site:
             PYTHONUNBUFFERED="1",
             PATH=f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
         )
+        self.pg = None
         if self.backend == "pg-redis":
-            env["DATABASE_URL"] = args.database_url
+            database_url = args.database_url
+            if drill == "database":  # a cluster to stop: the drill's own, never the shared one
+                self.pg = PrivatePostgres()
+                database_url = self.pg.url
+            env["DATABASE_URL"] = database_url
             env["CELERY_BROKER_URL"] = f"redis://127.0.0.1:{args.redis_port}/0"
-            self.db = Db(args.database_url, None)
+            self.db = Db(database_url, None)
         else:
             self.db = Db(None, self.var / "mleboard.sqlite3")
         self.env = env
@@ -489,7 +561,10 @@ class Site:
 
     def setup(self) -> None:
         if self.backend == "pg-redis":
-            recreate_pg_database(self.args.database_url)
+            if self.pg is not None:
+                self.pg.init()
+                self.pg.start()
+            recreate_pg_database(self.env["DATABASE_URL"])
             self.start_redis()
         started = time.monotonic()
         self.manage("migrate", "--noinput", "-v0")
@@ -554,6 +629,10 @@ class Site:
             proc.stop(grace=10)
             if proc in _STARTED:
                 _STARTED.remove(proc)
+        if self.pg is not None:
+            with contextlib.suppress(OSError):
+                shutil.copy(self.pg.log_path, self.logs / "postgres.log")
+            self.pg.remove()
 
     # -- observing --
 
@@ -685,7 +764,69 @@ def drill_web(site: Site, result: DrillResult) -> float:
     return restarted
 
 
-DRILL_FUNCS = {"worker": drill_worker, "broker": drill_broker, "web": drill_web}
+def probe(port: int, method: str, path: str, token: str = "", body: bytes = b"", ctype=""):
+    """(status, Retry-After) of one request; status 0 for a broken connection."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Authorization": f"Token {token}"} if token else {}
+    if ctype:
+        headers["Content-Type"] = ctype
+    try:
+        conn.request(method, path, body=body or None, headers=headers)
+        response = conn.getresponse()
+        response.read()
+        return response.status, response.getheader("Retry-After")
+    except (OSError, http.client.HTTPException):
+        return 0, None
+    finally:
+        conn.close()
+
+
+def drill_database(site: Site, result: DrillResult) -> float:
+    archive, runs = build_archive(site.data, seeds=site.args.seeds, salt="database")
+    result.runs_expected = runs
+    answer = site.upload(archive, "drill-database.zip")
+    anonymous = ["/", "/api/leaderboard/"]
+    for path in anonymous * 4:  # in the page cache of every gunicorn worker, likely
+        probe(site.port, "GET", path)
+    counts = wait_runs(site, "graded")
+    site.pg.stop()
+    log(f"PostgreSQL stopped; runs then: {counts}; down for {site.args.database_down} s")
+    extra, _ = build_archive(site.data, seeds=1, salt="database-during")
+    body, ctype = multipart_body({"metadata": METADATA}, "archive", "during.zip", extra)
+    asks = [("GET", path, "", b"", "") for path in anonymous + ["/api/experiments/"]] + [
+        ("GET", f"/api/uploads/{answer.get('id')}/", site.token, b"", ""),
+        ("POST", "/api/uploads/", site.token, body, ctype),
+    ]
+    seen: dict[tuple[str, int], int] = {}
+    bad: list[str] = []
+    down_until = time.monotonic() + site.args.database_down
+    while time.monotonic() < down_until:
+        for method, path, token, data, kind in asks:
+            status, retry_after = probe(site.port, method, path, token, data, kind)
+            name = f"{method} {path.split('?')[0]}"
+            seen[(name, status)] = seen.get((name, status), 0) + 1
+            if status not in (200, 503) or (status == 503 and not retry_after):
+                bad.append(f"{name}: {status} (Retry-After {retry_after})")
+        time.sleep(0.5)  # a client's pace, not a flood
+    answers = ", ".join(f"{name} {status} x{n}" for (name, status), n in sorted(seen.items()))
+    log(f"answers while the database was away: {answers}")
+    result.notes.append(f"while away: {answers}")
+    if bad:
+        result.failures.append(
+            f"{len(bad)} answer(s) neither a cached page nor a 503 with Retry-After: "
+            + "; ".join(sorted(set(bad))[:10])
+        )
+    site.pg.start()
+    log("PostgreSQL started again")
+    return time.monotonic()
+
+
+DRILL_FUNCS = {
+    "worker": drill_worker,
+    "broker": drill_broker,
+    "web": drill_web,
+    "database": drill_database,
+}
 
 
 def finish(site: Site, result: DrillResult, restarted: float) -> None:
@@ -760,6 +901,10 @@ def run_drill(args, drill: str) -> DrillResult:
     result = DrillResult(drill=drill, backend=args.backend)
     if drill == "broker" and args.backend == "embedded":
         result.skipped = "no broker process (embedded filesystem broker under var/)"
+        log(f"drill {drill}: skipped, {result.skipped}")
+        return result
+    if drill == "database" and args.backend == "embedded":
+        result.skipped = "no database server to stop (SQLite is a file under var/)"
         log(f"drill {drill}: skipped, {result.skipped}")
         return result
     log(f"=== drill {drill} ({args.backend}) ===")
@@ -889,6 +1034,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reaper-interval", type=int, default=5, help="MLEBOARD_REAPER_INTERVAL_S")
     parser.add_argument("--fault-delay", type=float, default=2.0, help="seconds per grading")
     parser.add_argument("--broker-down", type=float, default=15.0, help="seconds redis is down")
+    parser.add_argument(
+        "--database-down", type=float, default=20.0, help="seconds PostgreSQL is stopped"
+    )
     parser.add_argument("--pad-mb", type=float, default=50.0, help="random log in drill web")
     parser.add_argument("--deadline", type=float, default=240.0, help="s after the last restart")
     parser.add_argument(

@@ -13,12 +13,13 @@ state of a crowd reading the same pages). Each scenario then runs ``--warmup`` s
 and is measured for ``--seconds``: requests/s,
 p50 and p99 latency (from sending the request to the last byte of the body, connecting
 included), and errors (a status >= 400 or a broken connection). It runs once per page
-cache configuration: ``off`` (``MLEBOARD_PAGE_CACHE=0``), ``redis`` (pages in Redis, as
-compose runs it) and ``memory`` (each worker's memory, as ``make run`` runs it).
+cache configuration: ``off`` (``MLEBOARD_PAGE_CACHE=0``), ``redis`` (pages in a Redis of
+their own, as compose runs it: a private ``redis-server`` the bench starts, or
+``--redis-url``; the site sets its bound) and ``memory`` (each worker's memory, as ``make run`` runs it).
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/mleboard_load \\
         .venv/bin/python perf/load_bench.py [--seeds 5] [--configs off,redis,memory]
-        [--redis-url redis://127.0.0.1:6379/11] [--clients 50] [--seconds 15]
+        [--redis-url redis://127.0.0.1:6391/0] [--clients 50] [--seconds 15]
 
 The database named by DATABASE_URL is dropped and created (never ``mleboard``); without
 DATABASE_URL a fresh SQLite file is used. Every process started is stopped on exit.
@@ -26,6 +27,7 @@ DATABASE_URL a fresh SQLite file is used. Every process started is stopped on ex
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import os
 import random
@@ -318,6 +320,27 @@ def start_gunicorn(env: dict, port: int, workers: int, log_path: Path) -> subpro
     raise SystemExit("gunicorn did not start in 60 s")
 
 
+def start_private_redis(work: Path) -> str:
+    """A redis-server of the bench's own for the pages (never a shared one: the site sets
+    its maxmemory and eviction policy), stopped on exit."""
+    import atexit
+
+    port = free_port()
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", work],
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    atexit.register(stop, proc)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as s, contextlib.suppress(OSError):
+            s.connect(("127.0.0.1", port))
+            return f"redis://127.0.0.1:{port}/0"
+        time.sleep(0.1)
+    raise SystemExit("the private redis-server did not start in 30 s")
+
+
 def stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -352,7 +375,11 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3)
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--configs", default="off,redis,memory")
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/11")
+    parser.add_argument(
+        "--redis-url",
+        default="",
+        help="the pages' Redis (its maxmemory is set); default: a private redis-server",
+    )
     parser.add_argument(
         "--accept-encoding", default="gzip", help="the clients' Accept-Encoding ('' for none)"
     )
@@ -389,10 +416,11 @@ def main() -> None:
             config_env["MLEBOARD_PAGE_CACHE"] = "0"
         elif config == "redis":
             config_env["MLEBOARD_PAGE_CACHE"] = "1"
-            config_env["MLEBOARD_CACHE_URL"] = args.redis_url
+            redis_url = args.redis_url or start_private_redis(work)
+            config_env["MLEBOARD_CACHE_URL"] = redis_url
             import redis
 
-            redis.Redis.from_url(args.redis_url).flushdb()
+            redis.Redis.from_url(redis_url).flushdb()
         elif config == "memory":
             config_env["MLEBOARD_PAGE_CACHE"] = "1"
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,7 @@ def test_every_script_has_a_smoke_run():
         "drill.py",
         "million_bench.py",
         "submit_bench.py",
+        "page_cache_bench.py",
     }
     assert scripts == covered, scripts ^ covered
 
@@ -141,6 +143,28 @@ def test_load_bench_tiny(tmp_path):
         "off",
         env=bare_env(tmp_path),
     )
+
+
+@pytest.mark.slow
+def test_page_cache_bench_tiny(tmp_path):
+    out = run_script(
+        "page_cache_bench.py",
+        "--experiments",
+        "2",
+        "--urls",
+        "60",
+        "--searches",
+        "20",
+        "--uploads",
+        "1",
+        "--clients",
+        "2",
+        "--seconds",
+        "1",
+        env=bare_env(tmp_path),
+        timeout=900,
+    ).stdout
+    assert "public versions changed: 0" in out and "memory bounded: True" in out
 
 
 @pytest.mark.slow
@@ -192,6 +216,36 @@ def test_drill_tiny_on_the_embedded_backend(tmp_path):
         env=bare_env(tmp_path),
         timeout=900,
     )
+
+
+@pytest.mark.slow
+@pytest.mark.services
+def test_drill_database_on_a_private_cluster(tmp_path):
+    """PostgreSQL stopped mid-grading (a cluster of the drill's own): 503s or cached pages,
+    never a 500, and every run graded once after it is back."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        broker_port = s.getsockname()[1]
+    out = run_script(
+        "drill.py",
+        "--backend",
+        "pg-redis",
+        "--drill",
+        "database",
+        "--seeds",
+        "2",
+        "--fault-delay",
+        "1",
+        "--database-down",
+        "5",
+        "--redis-port",
+        str(broker_port),
+        "--spool-wait-max",
+        "0",
+        env=bare_env(tmp_path),
+        timeout=900,
+    ).stdout
+    assert "ALL INVARIANTS HOLD" in out and "POST /api/uploads/ 503" in out
 
 
 @pytest.mark.slow

@@ -6,25 +6,34 @@ without a session, a messages cookie or an ``Authorization`` header, and the res
 200 that sets no cookie (a page that used the CSRF token sets one, so a token never lands
 in the cache). Everyone else gets the page rendered for them, as before.
 
-Entries are keyed by host, path, sorted query and (for the API) the ``Accept`` header, and
-each one remembers the *content version* it was rendered under. ``changed()`` replaces the
-version with a new random token after the current transaction commits, so the next
-request renders again: grading, imports, figure refreshes, publishing and curation call it
-(directly or through the model signals ``connect()`` wires), and so does any successful
-write through the admin. A token never comes back, so an entry rendered before a change is
-never served after it.
+Keys are canonical (``webapp.page_cache_routes``): the address, the query parameters it
+reads (others are dropped, from the key and from the request the view sees), sorted, one
+value each; the API's ``Accept`` is not part of the key (JSON is its one representation).
+So a client varying unknown parameters or headers makes no new entries.
+
+Each entry remembers the *content versions* it was rendered under: the catalogue's (every
+page) and either the listings' (pages made of every public experiment) or its
+experiment's. ``changed()`` replaces the catalogue's version (curation, the catalogue,
+admin writes, publishing or withdrawing); ``experiments_changed(ids)`` replaces the
+listings' and those experiments' versions, and only when one of them is public: private
+work never makes a public page render again, and grading one public experiment leaves the
+other experiments' pages alone. Both act after the current transaction commits. A
+version never comes back, so an entry rendered before a change is never served after it.
 
 Pages are compressed once when stored and served gzip-compressed to clients that take
 it. Responses carry an ``ETag`` (a hash of the body) and ``Cache-Control: public,
 max-age=0, must-revalidate``: browsers and proxies ask every time and get a 304 while nothing
 changed, and the exact figures the moment something did.
 
-Where: the ``pages`` cache (Redis with ``MLEBOARD_CACHE_URL`` or a redis ``CACHE_URL``,
-else each process's memory); the version lives in Redis too, or in the ``default`` cache
-(a folder every process of the host shares) when pages are in memory. In front of Redis,
-each process keeps copies of the pages it served lately (``RECENT_MAX_BYTES``), valid
-only under the current version: a hit reads the version from Redis, not the page. Off
-with ``MLEBOARD_PAGE_CACHE=0``.
+Where: with ``MLEBOARD_CACHE_URL``, a Redis of its own, whose ``maxmemory`` the site sets to
+``MLEBOARD_CACHE_MAX_BYTES`` with ``allkeys-lru`` (the settings refuse the broker's or the
+throttles' Redis); the versions live there too, and each process keeps copies of the pages
+it served lately in front of it (``RECENT_MAX_BYTES``, valid only under the current
+versions: a hit reads the versions from Redis, not the page). Without it, those copies are
+the cache (each process, bounded the same way) and the versions live in the ``default``
+cache, which every process of the host shares. While the database is away, a public page
+the cache holds is served even if a change made it stale (``X-Page-Cache: stale``) rather
+than a 503. Off with ``MLEBOARD_PAGE_CACHE=0``.
 """
 
 import gzip
@@ -35,7 +44,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from urllib.parse import parse_qsl, urlencode
+from collections.abc import Iterable
 
 from django.conf import settings
 from django.core.cache import caches
@@ -44,25 +53,17 @@ from django.http import HttpResponse, HttpResponseNotModified
 from django.utils.cache import patch_vary_headers
 from django.utils.http import parse_etags
 
+from webapp import page_cache_routes as routes
+
 log = logging.getLogger(__name__)
 
 PAGES_ALIAS = "pages"
-VERSION_KEY = "mleboard:pages:version"
-# The addresses whose anonymous responses are the same for every anonymous visitor.
-PUBLIC_PATHS = re.compile(
-    r"^/(?:"
-    r"|competitions/(?:[^/]+/)?"
-    r"|experiments/\d+/(?:reports\.(?:json|csv))?"
-    r"|compare/"
-    r"|api/leaderboard/"
-    r"|api/compare/"
-    r"|api/competitions/(?:[^/]+/)?"
-    r"|api/experiments/(?:\d+/(?:reports/)?)?"
-    r")$"
-)
+VERSION_KEY = "mleboard:pages:version"  # the catalogue's: every page depends on it
+_SCOPE_VERSION_KEY = "mleboard:pages:version:{}"  # "listings", "experiment:<id>"
 CACHE_CONTROL = "public, max-age=0, must-revalidate"
 MAX_BODY_BYTES = 4 * 1024**2
-# Each process's copies of recent pages in front of Redis (see _Recent).
+# Each process's copies of recent pages (see _Recent): in front of Redis, or the whole
+# cache when there is no Redis for pages.
 RECENT_MAX_BYTES = 64 * 1024**2
 # Not stored with a response: they describe one rendering, not the content.
 _SKIPPED_HEADERS = {
@@ -76,10 +77,17 @@ _SKIPPED_HEADERS = {
 }
 # As Django's GZipMiddleware reads Accept-Encoding.
 ACCEPTS_GZIP = re.compile(r"\bgzip\b")
+# What a 503 of the database-outage middleware is marked with (webapp.outage).
+OUTAGE_HEADER = "X-Database-Unavailable"
 
 
 def enabled() -> bool:
     return bool(getattr(settings, "MLEBOARD_PAGE_CACHE", False))
+
+
+def _shared() -> bool:
+    """Whether pages live in a Redis of their own (MLEBOARD_CACHE_URL)."""
+    return PAGES_ALIAS in settings.CACHES
 
 
 def _pages():
@@ -87,54 +95,138 @@ def _pages():
 
 
 def _version_cache():
-    """Where the version lives: with the pages when they are shared (Redis), else in the
-    ``default`` cache, which every process of the host shares (so a grading worker's
-    change reaches every web process)."""
-    pages = _pages()
-    if pages.__class__.__name__ == "LocMemCache":
-        return caches["default"]
-    return pages
+    """Where the versions live: with the pages in their Redis, else in the ``default``
+    cache, which every process of the host shares (so a grading worker's change reaches
+    every web process)."""
+    return _pages() if _shared() else caches["default"]
 
 
 def _new_version() -> str:
     return f"{time.time_ns():x}-{secrets.token_hex(4)}"
 
 
-def _bump() -> None:
+# --- The bound on the pages' Redis ---------------------------------------------------------
+
+_bounded_checked = False
+
+
+def ensure_bounded() -> None:
+    """Give the pages' Redis its bound (``MLEBOARD_CACHE_MAX_BYTES``, least recently used
+    keys evicted) if it has another; once per process, at its first use."""
+    global _bounded_checked
+    if _bounded_checked or not _shared():
+        return
+    _bounded_checked = True
+    wanted = {
+        "maxmemory": str(settings.MLEBOARD_CACHE_MAX_BYTES),
+        "maxmemory-policy": "allkeys-lru",
+    }
     try:
-        _version_cache().set(VERSION_KEY, _new_version(), timeout=None)
+        client = _pages()._cache.get_client(write=True)
+        for name, value in wanted.items():
+            if client.config_get(name).get(name) != value:
+                client.config_set(name, value)
+                log.info("page cache: set the Redis %s to %s", name, value)
+    except Exception:
+        log.warning(
+            "page cache: could not set the bound of its Redis (maxmemory %s, allkeys-lru); "
+            "configure that Redis so by hand",
+            wanted["maxmemory"],
+            exc_info=True,
+        )
+
+
+# --- Versions --------------------------------------------------------------------------------
+
+
+def _bump(keys: Iterable[str]) -> None:
+    try:
+        _version_cache().set_many({key: _new_version() for key in keys}, timeout=None)
     except Exception:  # the cache is down: nothing is served from it either
         log.exception("page cache: could not record a change")
 
 
+def _bump_catalogue() -> None:
+    _bump([VERSION_KEY])
+
+
 def changed(using: str = DEFAULT_DB_ALIAS) -> None:
-    """Something public changed (reports, figures, publishing, curation): cached pages are
-    stale once the current transaction commits (at once outside one). Call it from
-    anywhere; many calls in one transaction make one change."""
+    """Something every public page may show changed (the catalogue, curation, an agent's
+    name, publishing or withdrawing): every cached page is stale once the current
+    transaction commits (at once outside one). Many calls in one transaction make one
+    change. For reports and figures of experiments, ``experiments_changed``."""
     # Recorded even where this process serves no cached page: a worker's change must
     # reach the web processes whatever the worker's own setting.
     connection = connections[using]
     if not connection.in_atomic_block:
-        _bump()
+        _bump_catalogue()
         return
-    if not any(func is _bump for _, func, _ in connection.run_on_commit):
-        transaction.on_commit(_bump, using=using)
+    if not any(func is _bump_catalogue for _, func, _ in connection.run_on_commit):
+        transaction.on_commit(_bump_catalogue, using=using)
 
 
-def current_version() -> str:
+class _ExperimentsChanged:
+    """The experiments one transaction changed, acted on once it commits."""
+
+    def __init__(self, ids: set[int], using: str) -> None:
+        self.ids = ids
+        self.using = using
+
+    def __call__(self) -> None:
+        from webapp.results.models import Experiment
+
+        public = list(
+            Experiment.objects.using(self.using)
+            .filter(pk__in=self.ids, is_published=True)
+            .values_list("pk", flat=True)
+        )
+        if public:
+            _bump(
+                [_SCOPE_VERSION_KEY.format(routes.LISTINGS)]
+                + [_SCOPE_VERSION_KEY.format(f"{routes.EXPERIMENT}:{pk}") for pk in public]
+            )
+
+
+def experiments_changed(ids: Iterable[int | None], using: str = DEFAULT_DB_ALIAS) -> None:
+    """Reports, figures or snapshots of these experiments changed: once the current
+    transaction commits, the pages of the public ones and the listings render again.
+    Private experiments change no public page (publishing one is ``changed()``)."""
+    ids = {pk for pk in ids if pk is not None}
+    if not ids:
+        return
+    connection = connections[using]
+    if not connection.in_atomic_block:
+        _ExperimentsChanged(ids, using)()
+        return
+    for _, func, _ in connection.run_on_commit:
+        if isinstance(func, _ExperimentsChanged):
+            func.ids |= ids
+            return
+    transaction.on_commit(_ExperimentsChanged(ids, using), using=using)
+
+
+def current_versions(scope: str) -> tuple[str, str]:
+    """The catalogue's version and ``scope``'s (one read of two keys)."""
+    keys = (VERSION_KEY, _SCOPE_VERSION_KEY.format(scope))
     cache = _version_cache()
-    version = cache.get(VERSION_KEY)
-    if version is None:  # first use, or the cache was emptied: any new token will do
-        cache.add(VERSION_KEY, _new_version(), timeout=None)
-        version = cache.get(VERSION_KEY)
-    return version
+    found = cache.get_many(keys)
+    if len(found) < len(keys):  # first use, or evicted: any new version will do
+        for key in keys:
+            if key not in found:
+                cache.add(key, _new_version(), timeout=None)
+        found = cache.get_many(keys)
+    return tuple(found.get(key, "") for key in keys)
+
+
+# --- Storage ---------------------------------------------------------------------------------
 
 
 class _Recent:
-    """This process's copies of the pages it served lately, in front of a shared (Redis)
-    cache: a hit then costs one small read (the version) instead of moving the whole
-    page out of Redis. A copy counts only under the current version, so it is never
-    staler than Redis. Bounded in bytes, least recently used out first."""
+    """This process's copies of the pages it served lately: in front of the pages' Redis
+    (a hit then costs one small read, the versions, instead of moving the whole page out
+    of Redis), or the whole cache without one. A copy counts only under the current
+    versions, so it is never staler than Redis. Bounded in bytes, least recently used out
+    first."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
@@ -142,13 +234,18 @@ class _Recent:
         self.size = 0
         self.lock = threading.Lock()
 
-    def get(self, key: str, version: str) -> tuple | None:
+    def get(self, key: str, versions: tuple) -> tuple | None:
         with self.lock:
             entry = self.entries.get(key)
-            if entry is None or entry[0] != version:
+            if entry is None or entry[0] != versions:
                 return None
             self.entries.move_to_end(key)
             return entry
+
+    def peek(self, key: str) -> tuple | None:
+        """The copy whatever its versions (a stale page, for when the database is away)."""
+        with self.lock:
+            return self.entries.get(key)
 
     def put(self, key: str, entry: tuple) -> None:
         size = _size(entry)
@@ -164,6 +261,11 @@ class _Recent:
                 _, dropped = self.entries.popitem(last=False)
                 self.size -= _size(dropped)
 
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.size = 0
+
 
 def _size(entry: tuple) -> int:
     return len(entry[3]) + len(entry[4] or b"")
@@ -172,27 +274,37 @@ def _size(entry: tuple) -> int:
 _recent = _Recent(RECENT_MAX_BYTES)
 
 
-def _shared() -> bool:
-    return _version_cache() is _pages()
+def clear() -> None:
+    """Drop every stored page (tests, and an operator's ``cache clear``)."""
+    _recent.clear()
+    if _shared():
+        _pages().clear()
 
 
-def _lookup(key: str) -> tuple[str, tuple | None]:
-    """The content version and the stored entry for ``key``."""
-    version = current_version()
-    if not _shared():
-        return version, _pages().get(key)
-    entry = _recent.get(key, version)
-    if entry is None:
+def _lookup(key: str, scope: str) -> tuple[tuple, tuple | None]:
+    """The current versions and the stored entry for ``key`` (of any versions: the
+    caller compares)."""
+    ensure_bounded()
+    versions = current_versions(scope)
+    entry = _recent.get(key, versions)
+    if entry is None and _shared():
         entry = _pages().get(key)
-        if entry is not None and entry[0] == version:
+        if _valid(entry) and entry[0] == versions:
             _recent.put(key, entry)
-    return version, entry
+    if entry is None:
+        entry = _recent.peek(key)
+    return versions, entry if _valid(entry) else None
+
+
+def _valid(entry) -> bool:
+    # An entry of another shape was stored by an earlier release: rendered again.
+    return isinstance(entry, tuple) and len(entry) == 5 and isinstance(entry[0], tuple)
 
 
 def _store(key: str, entry: tuple) -> None:
-    _pages().set(key, entry)
     if _shared():
-        _recent.put(key, entry)
+        _pages().set(key, entry)
+    _recent.put(key, entry)
 
 
 # --- Which requests -----------------------------------------------------------------------
@@ -209,20 +321,26 @@ def _anonymous(request) -> bool:
     )
 
 
-def cacheable_request(request) -> bool:
-    return (
-        enabled()
-        and request.method in ("GET", "HEAD")
-        and PUBLIC_PATHS.match(request.path_info) is not None
-        and _anonymous(request)
-    )
+def cacheable_route(request) -> routes.Match | None:
+    """The route of a request whose response the cache serves or stores, else None."""
+    if not (enabled() and request.method in ("GET", "HEAD") and _anonymous(request)):
+        return None
+    found = routes.match(request.path_info)
+    if found is None:
+        return None
+    # The API has one representation (JSON): another Accept gets its own 406, uncached.
+    if found.route.api and not routes.accepts_json(request.META.get("HTTP_ACCEPT", "")):
+        return None
+    return found
 
 
-def cache_key(request) -> str:
-    query = sorted(parse_qsl(request.META.get("QUERY_STRING", ""), keep_blank_values=True))
-    parts = [request.scheme, request.get_host(), request.path_info, urlencode(query)]
-    if request.path_info.startswith("/api/"):
-        parts.append(request.META.get("HTTP_ACCEPT", ""))
+def canonicalize(request, found: routes.Match) -> str:
+    """Keep only the parameters the route reads (in the request the view sees too, so the
+    stored page is the page of its key) and return the key."""
+    query = routes.canonical_query(found.route, request.GET)
+    request.GET = query
+    request.META["QUERY_STRING"] = query.urlencode()
+    parts = [request.scheme, request.get_host(), request.path_info, query.urlencode()]
     digest = hashlib.blake2b("\n".join(parts).encode(), digest_size=20).hexdigest()
     return f"mleboard:page:{digest}"
 
@@ -294,19 +412,22 @@ class PageCacheMiddleware:
             if request.path_info.startswith("/admin/") and response.status_code < 400:
                 changed()
             return response
-        if not cacheable_request(request):
+        found = cacheable_route(request)
+        if found is None:
             return self.get_response(request)
         started = time.perf_counter()
-        key = cache_key(request)
+        key = canonicalize(request, found)
         try:
-            version, entry = _lookup(key)
+            versions, entry = _lookup(key, found.scope)
         except Exception:
             log.exception("page cache: unavailable, rendering")
             return self.get_response(request)
-        # (An entry of another shape was stored by an earlier release: rendered again.)
-        if entry is not None and len(entry) == 5 and entry[0] == version:
+        if entry is not None and entry[0] == versions:
             return _respond(request, entry, "hit", started)
         response = self.get_response(request)
+        if entry is not None and response.has_header(OUTAGE_HEADER):
+            # The database is away: the page as it was beats a 503.
+            return _respond(request, entry, "stale", started)
         if not _storable(request, response):
             return response
         content = response.content
@@ -320,7 +441,7 @@ class PageCacheMiddleware:
         compressed = (
             gzip.compress(content, compresslevel=6, mtime=0) if len(content) >= 1024 else None
         )
-        entry = (version, _etag(content), headers, content, compressed)
+        entry = (versions, _etag(content), headers, content, compressed)
         try:
             _store(key, entry)
         except Exception:
@@ -331,13 +452,58 @@ class PageCacheMiddleware:
 # --- What changes the pages ---------------------------------------------------------------
 
 
-def _on_model_change(sender, **kwargs) -> None:
-    changed(using=kwargs.get("using") or DEFAULT_DB_ALIAS)
+def _using(kwargs) -> str:
+    return kwargs.get("using") or DEFAULT_DB_ALIAS
+
+
+def _catalogue_change(sender, **kwargs) -> None:
+    changed(using=_using(kwargs))
+
+
+def _named_change(sender, instance, created=False, **kwargs) -> None:
+    """An agent, scaffold or model: a new one is on no public page yet."""
+    if not created:
+        changed(using=_using(kwargs))
+
+
+def _experiment_before_save(sender, instance, raw=False, **kwargs) -> None:
+    if instance.pk is None or raw:
+        instance._page_cache_was_public = False
+        return
+    instance._page_cache_was_public = (
+        sender.objects.using(_using(kwargs)).filter(pk=instance.pk, is_published=True).exists()
+    )
+
+
+def _experiment_change(sender, instance, **kwargs) -> None:
+    """An experiment's own row (its name, its twin, publishing): it shows on the listings
+    and, through its twin, on another experiment's page; rare, so every page. A private
+    experiment that stays private changes no public page."""
+    if instance.is_published or getattr(instance, "_page_cache_was_public", False):
+        changed(using=_using(kwargs))
+
+
+def _report_change(sender, instance, **kwargs) -> None:
+    experiments_changed([instance.experiment_id], using=_using(kwargs))
+
+
+def _snapshot_change(sender, instance, **kwargs) -> None:
+    from webapp.results.models import Run
+
+    if instance.run_id is not None:
+        experiments_changed(
+            Run.objects.using(_using(kwargs))
+            .filter(pk=instance.run_id)
+            .values_list("experiment_id", flat=True),
+            using=_using(kwargs),
+        )
 
 
 def connect() -> None:
-    """Any saved or deleted row the public pages show marks them changed (after commit)."""
-    from django.db.models.signals import m2m_changed, post_delete, post_save
+    """Saved or deleted rows the public pages show mark them changed (after commit), each
+    as narrowly as it can: a report, figures or a snapshot only its experiment's pages and
+    the listings (nothing when the experiment is private)."""
+    from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
 
     from webapp.competitions.models import Competition, KnownIssue, PrivateLeaderboard, Split
     from webapp.results.models import (
@@ -350,25 +516,28 @@ def connect() -> None:
     )
     from webapp.runs.models import SubmissionSnapshot
 
-    for model in (
-        Experiment,
-        ExperimentAggregate,
-        GradeReport,
-        Agent,
-        Scaffold,
-        LanguageModel,
-        Competition,
-        Split,
-        KnownIssue,
-        PrivateLeaderboard,
-        SubmissionSnapshot,  # the experiment page's Any Medal % against time
-    ):
+    handlers = [
+        (Experiment, _experiment_change),
+        (ExperimentAggregate, _report_change),
+        (GradeReport, _report_change),
+        # The experiment page's Any Medal % against time.
+        (SubmissionSnapshot, _snapshot_change),
+        (Agent, _named_change),
+        (Scaffold, _named_change),
+        (LanguageModel, _named_change),
+    ] + [
+        (model, _catalogue_change) for model in (Competition, Split, KnownIssue, PrivateLeaderboard)
+    ]
+    for model, handler in handlers:
         for signal in (post_save, post_delete):
             signal.connect(
-                _on_model_change,
+                handler,
                 sender=model,
                 dispatch_uid=f"page-cache-{signal is post_save}-{model._meta.label}",
             )
+    pre_save.connect(
+        _experiment_before_save, sender=Experiment, dispatch_uid="page-cache-experiment-pre"
+    )
     m2m_changed.connect(
-        _on_model_change, sender=Competition.splits.through, dispatch_uid="page-cache-splits"
+        _catalogue_change, sender=Competition.splits.through, dispatch_uid="page-cache-splits"
     )

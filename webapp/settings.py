@@ -7,6 +7,7 @@ a real worker process consumes the queue without any server), files under ``var/
 
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 import plotly
@@ -89,6 +90,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Anonymous views of the public pages served whole from the cache (webapp/page_cache.py).
     "webapp.page_cache.PageCacheMiddleware",
+    # The database away: 503 with Retry-After (webapp/outage.py; handler500 too).
+    "webapp.outage.DatabaseOutageMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -173,25 +176,42 @@ else:
             "LOCATION": str(VAR_DIR / "cache"),
         }
     }
-# Whole public pages for anonymous visitors (webapp/page_cache.py): in Redis with
-# MLEBOARD_CACHE_URL (else CACHE_URL's Redis), shared by every web process and host;
-# otherwise in each process's memory. MLEBOARD_PAGE_CACHE=0 turns it off.
+# Whole public pages for anonymous visitors (webapp/page_cache.py): in a Redis of their own
+# (MLEBOARD_CACHE_URL), bounded and evicting least recently used pages, shared by every web
+# process and host; otherwise each process keeps at most page_cache.RECENT_MAX_BYTES.
+# Never the broker's or the throttles' Redis: allkeys-lru there would evict their keys.
 MLEBOARD_PAGE_CACHE = env("MLEBOARD_PAGE_CACHE")
-_pages_url = env("MLEBOARD_CACHE_URL") or _cache_url
+MLEBOARD_CACHE_MAX_BYTES = env("MLEBOARD_CACHE_MAX_BYTES")
+_pages_url = env("MLEBOARD_CACHE_URL")
+
+
+def _redis_instance(url: str) -> tuple[str, int] | None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss"):
+        return None
+    return (parts.hostname or "localhost", parts.port or 6379)
+
+
 if _pages_url:
+    _shared_with = [
+        name
+        for name, url in (
+            ("CELERY_BROKER_URL", env("CELERY_BROKER_URL")),
+            ("CACHE_URL", _cache_url),
+        )
+        if url and _redis_instance(url) == _redis_instance(_pages_url)
+    ]
+    if _shared_with:
+        raise ImproperlyConfigured(
+            f"MLEBOARD_CACHE_URL is the same Redis as {' and '.join(_shared_with)}: the page "
+            "cache evicts least recently used keys from its whole instance, so give it a "
+            "Redis of its own (another port or host)"
+        )
     CACHES["pages"] = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": _pages_url,
         "KEY_PREFIX": "pages",
         "TIMEOUT": 24 * 3600,
-    }
-else:
-    CACHES["pages"] = {
-        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-        "LOCATION": "mleboard-pages",
-        "TIMEOUT": 24 * 3600,
-        # At most this many pages (of at most page_cache.MAX_BODY_BYTES) per process.
-        "OPTIONS": {"MAX_ENTRIES": 200},
     }
 
 LANGUAGE_CODE = "en-us"

@@ -64,3 +64,5 @@ urlpatterns = [
 
 # Under /api/, an address no route takes is a JSON 404 like the API's own.
 handler404 = "webapp.bad_input.not_found"
+# The database away is a 503 with Retry-After, wherever the query was made (webapp/outage.py).
+handler500 = "webapp.outage.server_error"

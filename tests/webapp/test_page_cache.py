@@ -4,7 +4,6 @@ never a signed-in view, a token request or a CSRF token from the cache."""
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.cache import caches
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
@@ -34,10 +33,10 @@ PUBLIC = [
 @pytest.fixture(autouse=True)
 def page_cache_on(settings):
     settings.MLEBOARD_PAGE_CACHE = True
-    caches[page_cache.PAGES_ALIAS].clear()
+    page_cache.clear()
     page_cache.changed()
     yield
-    caches[page_cache.PAGES_ALIAS].clear()
+    page_cache.clear()
 
 
 # Two published experiments of imported reports, as the results pages' tests have them.
@@ -220,7 +219,7 @@ def test_no_csrf_token_in_cached_pages(imported):
 
     middleware = page_cache.PageCacheMiddleware(view)
     for _ in range(2):
-        request = RequestFactory().get("/competitions/?uses=token")
+        request = RequestFactory().get("/competitions/uses-the-token/")
         response = middleware(request)
         assert state(response) is None and "ETag" not in response.headers
     # The login form is not a cached address.

@@ -25,7 +25,6 @@ import pytest
 from django.contrib import admin
 from django.contrib.auth.models import Group
 from django.contrib.contenttypes.models import ContentType
-from django.core.cache import caches
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
@@ -37,7 +36,7 @@ from tests.benchmark import archive_builders as ab
 from tests.benchmark.integrity_corpus import REFERENCE, renamed
 from tests.webapp import integrity_cases as cases
 from tests.webapp.run_page_fixtures import agent_run_with_output
-from webapp import page_cache
+from webapp import page_cache, page_cache_routes
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
 from webapp.integrity import services
@@ -371,11 +370,11 @@ def walk(client: Client, urls: list[str], markers: list[str]) -> tuple[dict, lis
 
 def test_no_route_says_what_its_viewer_may_not_see(planted, settings):
     settings.MLEBOARD_PAGE_CACHE = True
-    caches[page_cache.PAGES_ALIAS].clear()
+    page_cache.clear()
     users = planted["users"]
     urls = routes(planted)
     assert len(urls) > 250  # the whole URLconf, admin included
-    cacheable = [u for u in urls if page_cache.PUBLIC_PATHS.match(u.split("?")[0])]
+    cacheable = [u for u in urls if page_cache_routes.match(u.split("?")[0])]
     experiment, hers = planted["experiment"], planted["hers"]
     markers = experiment + hers + REFERENCES
     people = {  # who, signed in as, walking, may read

@@ -210,5 +210,5 @@ def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
     Experiment.objects.filter(pk=experiment_id, figures_due_since=due_since).update(
         figures_due_since=None
     )
-    page_cache.changed()
+    page_cache.experiments_changed([experiment_id])
     return aggregate_row

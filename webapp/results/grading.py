@@ -83,7 +83,8 @@ def run_grade(run_id: int, *, token: str = "", data_dir: Path | None = None) -> 
         if not work.finish(work.kind_for("grading"), run_id, token=token, error=report.error or ""):
             return None
         snapshots_store(snapshots)
-        page_cache.changed()  # the report shows on pages before its figures are refreshed
+        # The report shows on pages before its figures are refreshed.
+        page_cache.experiments_changed([run.experiment_id])
         return report_store(run, report)
 
 

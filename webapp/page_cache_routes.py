@@ -1,0 +1,120 @@
+"""Which addresses the page cache serves, the query parameters each one reads, and what
+its pages depend on: the one declaration ``webapp.page_cache`` keys and scopes by.
+
+A key is canonical: the parameters an address does not read are dropped (and dropped from
+the request the view sees, so the stored page is the page of the key), each parameter
+keeps its last value (what ``QueryDict.get`` returns), parameters are sorted, and the API's
+``Accept`` header is reduced to "JSON" (the only representation it has; anything else is
+not cached and gets the API's own 406). So ``?a=1&b=2``, ``?b=2&a=1&utm_source=x`` and a
+browser's ``Accept`` make one entry, not three.
+
+A page depends on the catalogue (every page) and either on the *listings* (pages made of
+every public experiment: the leaderboard, competitions, compare, the experiment list) or
+on one experiment (its page, its reports and their API twins).
+"""
+
+import re
+from dataclasses import dataclass
+
+from django.http import QueryDict
+
+# What webapp.results.leaderboard.LeaderboardFilters reads (its tri-state flags included).
+_LEADERBOARD = (
+    "scaffold",
+    "model",
+    "source",
+    "since",
+    "until",
+    "clean",
+    "integrity",
+    "descriptions",
+    "internet_access",
+    "test_feedback",
+    "source_available",
+    "known_leakage",
+)
+_COMPETITION_FILTERS = ("category", "complexity", "split", "q")
+# Django REST framework's format override (only ``json`` renders; others are a 404).
+_API = ("format",)
+
+LISTINGS = "listings"
+EXPERIMENT = "experiment"
+
+
+@dataclass(frozen=True)
+class Route:
+    pattern: re.Pattern
+    parameters: frozenset[str]
+    # LISTINGS, or EXPERIMENT: the pattern's group ``experiment`` names the experiment.
+    scope: str
+    api: bool
+
+
+def _route(pattern: str, parameters: tuple[str, ...] = (), scope: str = LISTINGS) -> Route:
+    api = pattern.startswith("/api/")
+    return Route(
+        re.compile("^" + pattern + "$"),
+        frozenset(parameters + (_API if api else ())),
+        scope,
+        api,
+    )
+
+
+_EXPERIMENT_ID = r"(?P<experiment>\d+)"
+
+ROUTES: tuple[Route, ...] = (
+    _route("/", _LEADERBOARD + ("format",)),  # format: the json/csv exports
+    _route("/competitions/", _COMPETITION_FILTERS),
+    _route("/competitions/[^/]+/"),
+    _route(
+        f"/experiments/{_EXPERIMENT_ID}/",
+        ("clean", "split", "seeds", "familiarity_model"),
+        EXPERIMENT,
+    ),
+    _route(f"/experiments/{_EXPERIMENT_ID}/reports\\.(?:json|csv)", (), EXPERIMENT),
+    _route("/compare/", ("experiments", "split", "familiarity_model")),
+    _route("/api/leaderboard/", _LEADERBOARD),
+    _route("/api/compare/", ("experiments", "split")),
+    _route("/api/competitions/", _COMPETITION_FILTERS),
+    _route("/api/competitions/[^/]+/"),
+    _route("/api/experiments/"),
+    _route(f"/api/experiments/{_EXPERIMENT_ID}/", (), EXPERIMENT),
+    _route(f"/api/experiments/{_EXPERIMENT_ID}/reports/", (), EXPERIMENT),
+)
+
+# Accept values that ask for JSON or anything: the API's one representation.
+_JSON_TYPES = {"*/*", "application/*", "application/json"}
+
+
+@dataclass(frozen=True)
+class Match:
+    route: Route
+    # The scope's name beyond the catalogue: "listings" or "experiment:<id>".
+    scope: str
+
+
+def match(path: str) -> Match | None:
+    for route in ROUTES:
+        found = route.pattern.match(path)
+        if found:
+            if route.scope == EXPERIMENT:
+                return Match(route, f"{EXPERIMENT}:{int(found['experiment'])}")
+            return Match(route, LISTINGS)
+    return None
+
+
+def accepts_json(accept: str) -> bool:
+    """Whether an ``Accept`` header is satisfied by JSON (no header: anything is)."""
+    if not accept.strip():
+        return True
+    types = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
+    return bool(types & _JSON_TYPES)
+
+
+def canonical_query(route: Route, query: QueryDict) -> QueryDict:
+    """The parameters ``route`` reads, each with its last value, in name order."""
+    canonical = QueryDict(mutable=True)
+    for name in sorted(set(query) & route.parameters):
+        canonical[name] = query[name]
+    canonical._mutable = False
+    return canonical
