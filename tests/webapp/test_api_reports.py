@@ -93,7 +93,7 @@ def test_the_migration_makes_stored_absolute_paths_relative(graded_run):
         submission_path="/srv/mleboard/media/uploads/3/rg/x_1/submission/submission.csv"
     )
     migration = importlib.import_module(
-        "webapp.results.migrations.0011_report_submission_paths_relative"
+        "webapp.results.migrations.0012_report_submission_paths_relative"
     )
     migration.relative_paths(apps, None)
     assert GradeReport.objects.get(run=graded_run).submission_path == "submission/submission.csv"

@@ -149,7 +149,7 @@ class LeaderboardQuery(serializers.Serializer):
     source = serializers.CharField(required=False, allow_blank=True)
     since = IsoDateField(required=False)
     until = IsoDateField(required=False)
-    clean = serializers.CharField(required=False, help_text="1: the clean subset")
+    clean = serializers.CharField(required=False, allow_blank=True, help_text="1: the clean subset")
     integrity = serializers.ChoiceField(
         INTEGRITY_CHOICES, required=False, help_text="entries by their runs' integrity checks"
     )

@@ -184,11 +184,9 @@ def experiment_reports(experiment: Experiment) -> QuerySet:
 def experiment_runs_have_files(experiment: Experiment) -> bool:
     """Whether the experiment's runs have files here: an upload's archive, or a launch's
     agent runs (imported reports and the demo's reference runs have none)."""
-    from webapp.runs.models import Launch
-
     return (
         Upload.objects.filter(experiment=experiment).exists()
-        or Launch.objects.filter(experiment=experiment).exists()
+        or Experiment.objects.filter(pk=experiment.pk, launch__isnull=False).exists()
     )
 
 
