@@ -8,6 +8,7 @@ import resource
 
 from celery import Celery
 from celery.signals import (
+    beat_init,
     worker_init,
     worker_process_init,
     worker_ready,
@@ -37,12 +38,55 @@ def cap_memory(**kwargs) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
 
 
-def _run_queues(consumer) -> list[str]:
+def _queues(consumer) -> list[str]:
     try:
-        names = list(consumer.app.amqp.queues.consume_from)
+        return sorted(consumer.app.amqp.queues.consume_from)
     except AttributeError:
         return []
-    return sorted(n for n in names if n.startswith("runs."))
+
+
+def _run_queues(consumer) -> list[str]:
+    return [n for n in _queues(consumer) if n.startswith("runs.")]
+
+
+# This process's own heartbeat (webapp.liveness): a worker's or beat's.
+_heartbeat = None
+
+
+def _start_heartbeat(name: str, kind: str, queues: list[str]) -> None:
+    global _heartbeat
+    from webapp.liveness.services import ProcessHeartbeat
+
+    if _heartbeat is not None:
+        _heartbeat.stop()
+    _heartbeat = ProcessHeartbeat(name, kind, queues).start()
+
+
+@worker_ready.connect
+def worker_heartbeat(sender=None, **kwargs) -> None:
+    """Every worker says it is alive, with the queues it consumes, so pages of waiting work
+    can say when none has answered (the status page lists them)."""
+    import socket
+
+    name = getattr(sender, "hostname", None) or f"worker@{socket.gethostname()}"
+    _start_heartbeat(name, "worker", _queues(sender))
+
+
+@beat_init.connect
+def beat_heartbeat(sender=None, **kwargs) -> None:
+    """Beat says it is alive too (a beat that died stops the sweeper)."""
+    import atexit
+    import socket
+
+    _start_heartbeat(f"beat@{socket.gethostname()}", "beat", [])
+    atexit.register(_stop_heartbeat)
+
+
+def _stop_heartbeat() -> None:
+    global _heartbeat
+    if _heartbeat is not None:
+        _heartbeat.stop()
+        _heartbeat = None
 
 
 @worker_init.connect
@@ -77,4 +121,5 @@ def unregister_run_host(**kwargs) -> None:
     no-op once stopped)."""
     from webapp.runs import hosts
 
+    _stop_heartbeat()
     hosts.stop()

@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "webapp.competitions",
     "webapp.results",
     "webapp.runs",
+    "webapp.liveness",
     "webapp.integrity",
     "webapp.accounts",
 ]
@@ -368,6 +369,8 @@ MLEBOARD_LLM_PRICES = {
 
 # --- Uploads --------------------------------------------------------------------------
 UPLOAD_MAX_BYTES = env("MLEBOARD_UPLOAD_MAX_BYTES")
+# Free space kept on the media folder (webapp.media_space): uploads are refused below it.
+MLEBOARD_MEDIA_MIN_FREE_BYTES = env("MLEBOARD_MEDIA_MIN_FREE_BYTES")
 UPLOAD_MAX_MEMBERS = env("MLEBOARD_UPLOAD_MAX_MEMBERS")
 UPLOAD_MAX_TOTAL_BYTES = env("MLEBOARD_UPLOAD_MAX_TOTAL_BYTES")
 UPLOAD_MAX_FILE_BYTES = env("MLEBOARD_UPLOAD_MAX_FILE_BYTES")

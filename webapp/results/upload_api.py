@@ -27,6 +27,11 @@ class UploadProgressOutput(serializers.Serializer):
     status = serializers.ChoiceField(choices=Upload.Status.choices)
     waiting_for_worker = serializers.BooleanField()
     message = serializers.CharField(allow_blank=True)
+    no_worker = serializers.CharField(
+        allow_blank=True,
+        help_text='"no grading worker has answered for N s" while this upload waits for one '
+        "and none answers; empty otherwise",
+    )
     kind = serializers.CharField()
     runs_total = serializers.IntegerField()
     runs_graded = serializers.IntegerField()

@@ -20,9 +20,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.liveness.services import GRADING_QUEUE, no_worker_note
 from webapp.numbers import format_score
+from webapp.results.models import Run
 from webapp.results.selectors import medal_of
-from webapp.runs import run_files
+from webapp.runs import run_files, selectors
 from webapp.runs.run_files import PathRefused, RunRef
 
 KINDS = ("result", "agent")
@@ -50,7 +52,13 @@ def grade_of(ref: RunRef) -> dict | None:
         return None
     report = ref.run.reports.filter(is_current=True).order_by("-recorded_at").first()
     if report is None:
-        return {"status": ref.run.status, "error": ref.run.error}
+        return {
+            "status": ref.run.status,
+            "error": ref.run.error,
+            "no_worker": no_worker_note(GRADING_QUEUE)
+            if ref.run.status == Run.Status.QUEUED
+            else "",
+        }
     return {
         "status": ref.run.status,
         "score": report.score,
@@ -144,6 +152,7 @@ def run_summary(ref: RunRef, user) -> dict:
             "duration_s": agent.duration_s,
             "validation_counts": agent.validation_counts,
             "llm_usage": agent.llm_usage,
+            "no_worker": selectors.agent_run_no_worker(agent),
         }
         if agent
         else None,
