@@ -4,28 +4,36 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='ProcessBeat',
+            name="ProcessBeat",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('kind', models.CharField(choices=[('worker', 'Worker'), ('beat', 'Beat')], max_length=8)),
-                ('hostname', models.CharField(max_length=200)),
-                ('pid', models.PositiveIntegerField()),
-                ('queues', models.JSONField(blank=True, default=list)),
-                ('started_at', models.DateTimeField()),
-                ('beat_at', models.DateTimeField(db_index=True)),
-                ('stopped_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, unique=True)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("worker", "Worker"), ("beat", "Beat")], max_length=8
+                    ),
+                ),
+                ("hostname", models.CharField(max_length=200)),
+                ("pid", models.PositiveIntegerField()),
+                ("queues", models.JSONField(blank=True, default=list)),
+                ("started_at", models.DateTimeField()),
+                ("beat_at", models.DateTimeField(db_index=True)),
+                ("stopped_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ['kind', 'name'],
+                "ordering": ["kind", "name"],
             },
         ),
     ]
