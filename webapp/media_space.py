@@ -61,9 +61,10 @@ FULL_MESSAGE = (
 )
 
 
-# The views that store what a request sends: the upload page, the one-request API upload
-# and the resumable (tus) upload's creation and pieces.
-UPLOAD_VIEWS = frozenset({"upload-new", "api-upload-create", "api-tus-create", "api-tus-upload"})
+# The views whose request body is an archive Django spools to disk before they run: the
+# upload page and the one-request API upload. The resumable (tus) upload checks the margin
+# itself before it reads a piece (webapp.results.resumable), answering in its protocol.
+SPOOLED_UPLOAD_VIEWS = frozenset({"upload-new", "api-upload-create"})
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
@@ -80,7 +81,7 @@ def _is_upload(request) -> bool:
     if request.method not in _BODY_METHODS:
         return False
     try:
-        return resolve(request.path_info).url_name in UPLOAD_VIEWS
+        return resolve(request.path_info).url_name in SPOOLED_UPLOAD_VIEWS
     except Resolver404:
         return False
 
@@ -113,14 +114,17 @@ class MediaSpaceMiddleware:
     ``MLEBOARD_MEDIA_MIN_FREE_BYTES`` with the request's declared length; a form upload
     is spooled here (before the CSRF check reads it), so a disk that fills during it is
     answered too, and its spool file removed at once. A view that hits a full disk
-    (storing the archive) gets the same answer. Placed before ``CsrfViewMiddleware``."""
+    (storing the archive) gets the same answer. Its ``__call__`` runs before any
+    ``process_view`` (the CSRF check reads the body there), wherever it is placed."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
         if _is_upload(request):
-            if not room_for(_declared_length(request)):
+            # The body is spooled, then copied while hashed (webapp.results.uploads): at
+            # its peak the upload takes twice its size.
+            if not room_for(2 * _declared_length(request)):
                 return refused(request)
             if request.content_type == "multipart/form-data":
                 try:
@@ -133,7 +137,7 @@ class MediaSpaceMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        if not is_disk_full(exception):
+        if not (is_disk_full(exception) and _is_upload(request)):
             return None
         discard_spooled(request)
         return refused(request)
