@@ -136,6 +136,8 @@ def run_summary(ref: RunRef, user) -> dict:
     files, cut = run_files.list_files(ref.folder) if ref.folder else ([], False)
     agent = ref.agent_run
     base = _api_base(ref)
+    grade = grade_of(ref)
+    agent_note = selectors.agent_run_no_worker(agent) if agent else ""
     return {
         "kind": ref.kind,
         "id": ref.pk,
@@ -143,7 +145,10 @@ def run_summary(ref: RunRef, user) -> dict:
         "seed": ref.seed,
         "experiment": ref.run.experiment_id if ref.run else None,
         "run_group": ref.run.run_group if ref.run else "",
-        "grade": grade_of(ref),
+        "grade": grade,
+        # What the run waits for, when no worker answers (webapp.liveness): its start, or
+        # its grading.
+        "no_worker": (grade or {}).get("no_worker") or agent_note,
         "agent_run": {
             "id": agent.pk,
             "status": agent.status,
@@ -152,7 +157,7 @@ def run_summary(ref: RunRef, user) -> dict:
             "duration_s": agent.duration_s,
             "validation_counts": agent.validation_counts,
             "llm_usage": agent.llm_usage,
-            "no_worker": selectors.agent_run_no_worker(agent),
+            "no_worker": agent_note,
         }
         if agent
         else None,
@@ -264,6 +269,11 @@ class RunDetailApi(APIView):
                     "competition_id": serializers.CharField(),
                     "seed": serializers.IntegerField(),
                     "grade": serializers.JSONField(allow_null=True),
+                    "no_worker": serializers.CharField(
+                        help_text='"no grading worker has answered for N s" (or "no run '
+                        'worker (runs.cpu) ...") while the run waits for one and none '
+                        "answers; empty otherwise"
+                    ),
                     "agent_run": serializers.JSONField(allow_null=True),
                     "files": RunFileEntry(many=True),
                     "files_truncated": serializers.BooleanField(),
