@@ -49,7 +49,7 @@ def _run_queues(consumer) -> list[str]:
     return [n for n in _queues(consumer) if n.startswith("runs.")]
 
 
-# This process's own heartbeat (webapp.liveness): a worker's or beat's.
+# This process's own heartbeat (webapp.liveness): a grading worker's or beat's.
 _heartbeat = None
 
 
@@ -62,14 +62,21 @@ def _start_heartbeat(name: str, kind: str, queues: list[str]) -> None:
     _heartbeat = ProcessHeartbeat(name, kind, queues).start()
 
 
+def _worker_name(consumer) -> str:
+    import socket
+
+    return getattr(consumer, "hostname", None) or f"worker@{socket.gethostname()}"
+
+
 @worker_ready.connect
 def worker_heartbeat(sender=None, **kwargs) -> None:
     """Every worker says it is alive, with the queues it consumes, so pages of waiting work
-    can say when none has answered (the status page lists them)."""
-    import socket
-
-    name = getattr(sender, "hostname", None) or f"worker@{socket.gethostname()}"
-    _start_heartbeat(name, "worker", _queues(sender))
+    can say when none has answered (the status page lists them). A runs worker says it
+    through its run host's heartbeat (``register_run_host``, ``webapp.runs.hosts``): one
+    heartbeat thread, not two, in the process whose stop hands agent runs over."""
+    if _run_queues(sender):
+        return
+    _start_heartbeat(_worker_name(sender), "worker", _queues(sender))
 
 
 @beat_init.connect
@@ -79,13 +86,15 @@ def beat_heartbeat(sender=None, **kwargs) -> None:
     import socket
 
     _start_heartbeat(f"beat@{socket.gethostname()}", "beat", [])
-    atexit.register(_stop_heartbeat)
+    atexit.register(_stop_heartbeat, 2.0)
 
 
-def _stop_heartbeat() -> None:
+def _stop_heartbeat(wait_s: float = 0.0) -> None:
+    """Stop this process's heartbeat; its thread marks the row stopped as it ends. From a
+    worker's stop (a signal handler) nothing is waited for: the stop is not held up."""
     global _heartbeat
     if _heartbeat is not None:
-        _heartbeat.stop()
+        _heartbeat.stop(wait_s)
         _heartbeat = None
 
 
@@ -121,5 +130,7 @@ def unregister_run_host(**kwargs) -> None:
     no-op once stopped)."""
     from webapp.runs import hosts
 
-    _stop_heartbeat()
     hosts.stop()
+    # After the hand-over, which must not wait: the heartbeat thread marks its own row
+    # stopped as it ends.
+    _stop_heartbeat()

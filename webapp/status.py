@@ -29,7 +29,7 @@ from webapp.liveness.models import ProcessBeat
 from webapp.liveness.services import GRADING_QUEUE, is_alive, no_worker_note, worker_label
 from webapp.media_space import media_space
 from webapp.results.models import Experiment, Run, Upload
-from webapp.runs.models import AgentRun
+from webapp.runs.models import AgentRun, RunHost
 from webapp.visibility import Perm
 from webapp.work import heartbeat_interval, stale_before
 
@@ -96,7 +96,8 @@ def queues(now: dt.datetime | None = None) -> list[dict]:
 
 def processes(now: dt.datetime | None = None) -> list[dict]:
     """Each worker and beat that has beaten: alive (beat within ``MLEBOARD_STALE_AFTER_S``),
-    stopped (a clean stop) or silent (died, or cut off)."""
+    stopped (a clean stop; a run host marked down) or silent (died, or cut off). Runs
+    workers are their run hosts."""
     now = now or timezone.now()
     since = now - (timezone.now() - stale_before())
     rows = []
@@ -114,6 +115,23 @@ def processes(now: dt.datetime | None = None) -> list[dict]:
                 "last_heartbeat_at": _iso(row.beat_at),
                 "seconds_since_heartbeat": max(0.0, (now - row.beat_at).total_seconds()),
                 "stopped_at": _iso(row.stopped_at),
+            }
+        )
+    # A runs worker says it is alive through its run host's heartbeat (/hosts/ has more).
+    for host in RunHost.objects.exclude(heartbeat_at=None):
+        alive = host.state == RunHost.State.UP and host.heartbeat_at >= since
+        rows.append(
+            {
+                "name": f"runs@{host.name}",
+                "kind": "worker",
+                "hostname": host.name,
+                "pid": None,
+                "queues": host.queues or [],
+                "state": "alive" if alive else ("silent" if host.state == "up" else "stopped"),
+                "started_at": _iso(host.started_at),
+                "last_heartbeat_at": _iso(host.heartbeat_at),
+                "seconds_since_heartbeat": max(0.0, (now - host.heartbeat_at).total_seconds()),
+                "stopped_at": _iso(host.down_since),
             }
         )
     return rows
@@ -158,7 +176,7 @@ class _Process(serializers.Serializer):
     name = serializers.CharField(help_text="the worker's node name (grading@host) or beat@host")
     kind = serializers.ChoiceField(choices=ProcessBeat.Kind.choices)
     hostname = serializers.CharField()
-    pid = serializers.IntegerField()
+    pid = serializers.IntegerField(allow_null=True, help_text="null for a run host's worker")
     queues = serializers.ListField(child=serializers.CharField())
     state = serializers.ChoiceField(
         choices=["alive", "silent", "stopped"],

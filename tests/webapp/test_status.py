@@ -7,6 +7,7 @@ test waits for time to pass."""
 import datetime as dt
 import math
 import re
+import subprocess
 
 import pytest
 from django.test import Client
@@ -17,7 +18,7 @@ from webapp.liveness.models import ProcessBeat
 from webapp.liveness.services import GRADING_QUEUE, ProcessHeartbeat, no_worker_note, worker_silence
 from webapp.results.models import Run
 
-from .conftest import member_of, wait_for
+from .conftest import REPO_ROOT, member_of, wait_for, worker_argv, worker_env
 
 pytestmark = pytest.mark.django_db
 
@@ -87,6 +88,7 @@ def test_inline_tasks_need_no_worker(settings):
     assert no_worker_note(GRADING_QUEUE) == ""
 
 
+@pytest.mark.django_db(transaction=True)  # the heartbeat thread writes on its own connection
 def test_a_heartbeat_registers_beats_and_says_it_stopped(workers_not_inline, settings):
     # The thread's own beats come every quarter of the stale time: a long one here, so
     # this test sees the registration and the stop, both written by the calls it makes.
@@ -174,14 +176,37 @@ def test_the_run_page_says_no_grading_worker_has_answered(workers_not_inline, al
     assert says_silent_for(page, "grading worker", 250)
 
 
+def test_a_runs_worker_answers_through_its_run_host(workers_not_inline):
+    from tests.webapp.test_hosts import make_host
+
+    host = make_host("gpu-node", gpus=("0",), beat_age_s=600)  # runs.cpu and runs.gpu
+    assert says_silent_for(no_worker_note("runs.gpu"), "run worker (runs.gpu)", 600)
+    host.heartbeat_at = timezone.now()
+    host.save()
+    assert no_worker_note("runs.gpu") == "" and no_worker_note("runs.cpu") == ""
+    assert no_worker_note(GRADING_QUEUE) == "no grading worker has answered yet"
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_real_worker_beats_with_its_queues(celery_worker_process, settings):
+def test_a_real_grading_worker_beats_and_says_it_stopped(settings, tmp_path):
     settings.CELERY_TASK_ALWAYS_EAGER = False
-    row = wait_for(lambda: ProcessBeat.objects.filter(kind="worker", stopped_at=None).first())
-    assert {"grading", "runs.cpu", "runs.gpu"} <= set(row.queues)
-    assert row.pid == celery_worker_process.pid
-    assert no_worker_note(GRADING_QUEUE) == ""
-    celery_worker_process.terminate()
-    celery_worker_process.wait(timeout=30)
+    log = tmp_path / "worker.log"
+    proc = subprocess.Popen(
+        worker_argv("grading,default", 1, "-n", "grading@status-test"),
+        cwd=REPO_ROOT,
+        env=worker_env(),
+        stdout=open(log, "w"),
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        row = wait_for(lambda: ProcessBeat.objects.filter(name="grading@status-test").first())
+        assert row.queues == ["default", "grading"] and row.pid == proc.pid
+        assert no_worker_note(GRADING_QUEUE) == ""
+        proc.terminate()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
     row.refresh_from_db()
-    assert row.stopped_at is not None
+    assert row.stopped_at is not None, log.read_text()[-3000:]
+    assert no_worker_note(GRADING_QUEUE).startswith("no grading worker has answered for")

@@ -2,7 +2,9 @@
 
 A Celery worker (``worker_ready``) and beat (``beat_init``) start a ``ProcessHeartbeat``
 (``webapp/celery.py``): a thread that writes the process's row at once, then every quarter
-of ``MLEBOARD_STALE_AFTER_S``, and marks it stopped on a clean stop. A queue has a live
+of ``MLEBOARD_STALE_AFTER_S``, and marks it stopped on a clean stop. A runs worker already
+beats for its run host (``webapp.runs.hosts``), which the runs app registers here as a
+source (``register_source``): no second thread in the process whose stop hands runs over. A queue has a live
 worker while one consuming it has beaten within ``MLEBOARD_STALE_AFTER_S``; otherwise the
 pages of work waiting on it say for how long no worker has answered.
 
@@ -17,6 +19,7 @@ import math
 import os
 import socket
 import threading
+from collections.abc import Callable, Iterable
 
 from django.conf import settings
 from django.db import close_old_connections
@@ -40,6 +43,14 @@ def beat_now(name: str) -> bool:
     return bool(
         ProcessBeat.objects.filter(name=name).update(beat_at=timezone.now(), stopped_at=None)
     )
+
+
+def mark_stopped(name: str) -> None:
+    """A clean stop of process ``name``: the status page tells it from a crash."""
+    try:
+        ProcessBeat.objects.filter(name=name).update(stopped_at=timezone.now())
+    except Exception:
+        log.warning("could not mark %s stopped", name, exc_info=True)
 
 
 class ProcessHeartbeat:
@@ -86,22 +97,38 @@ class ProcessHeartbeat:
                 except Exception:  # the database blinked; the next beat tries again
                     log.warning("heartbeat of %s failed", self.name, exc_info=True)
                     close_old_connections()
+            mark_stopped(self.name)
         finally:
             close_old_connections()
 
-    def stop(self) -> None:
-        """A clean stop: the row says when, so the status page tells it from a crash."""
+    def stop(self, wait_s: float = 2.0) -> None:
+        """Stop beating and mark the row stopped (from the thread, so that a stop asked
+        from a signal handler does no database work there); waits at most ``wait_s``."""
         self._stop.set()
-        self._thread.join(timeout=10)
-        try:
-            ProcessBeat.objects.filter(name=self.name).update(stopped_at=timezone.now())
-        except Exception:
-            log.warning("could not mark %s stopped", self.name, exc_info=True)
+        self._thread.join(timeout=wait_s)
 
 
 def is_alive(row: ProcessBeat, since: dt.datetime | None = None) -> bool:
     since = since or stale_before()
     return row.stopped_at is None and row.beat_at >= since
+
+
+# Other heartbeats that say a queue's worker is alive, registered by the apps that keep
+# them (the run hosts, webapp.runs.apps): each gives, for a queue, the (last beat, alive)
+# of every process consuming it.
+Beats = Callable[[str, dt.datetime], Iterable[tuple[dt.datetime, bool]]]
+SOURCES: list[Beats] = []
+
+
+def register_source(source: Beats) -> None:
+    if source not in SOURCES:
+        SOURCES.append(source)
+
+
+def _own_beats(queue: str, since: dt.datetime) -> Iterable[tuple[dt.datetime, bool]]:
+    for row in ProcessBeat.objects.filter(kind=ProcessBeat.Kind.WORKER):
+        if queue in row.queues:
+            yield row.beat_at, is_alive(row, since)
 
 
 def worker_silence(queue: str, now: dt.datetime | None = None) -> float | None:
@@ -113,12 +140,12 @@ def worker_silence(queue: str, now: dt.datetime | None = None) -> float | None:
     now = now or timezone.now()
     since = now - dt.timedelta(seconds=settings.MLEBOARD_STALE_AFTER_S)
     last = None
-    for row in ProcessBeat.objects.filter(kind=ProcessBeat.Kind.WORKER):
-        if queue not in row.queues:
-            continue
-        if is_alive(row, since):
-            return None
-        last = row.beat_at if last is None else max(last, row.beat_at)
+    for source in (_own_beats, *SOURCES):
+        for beat_at, alive in source(queue, since):
+            if alive:
+                return None
+            if beat_at is not None:
+                last = beat_at if last is None else max(last, beat_at)
     return math.inf if last is None else max(0.0, (now - last).total_seconds())
 
 
