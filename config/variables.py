@@ -489,6 +489,17 @@ VARIABLES: tuple[Variable, ...] = (
         UPLOADS,
     ),
     Variable(
+        "MLEBOARD_MEDIA_MIN_FREE_BYTES",
+        p.parse_size_or_zero,
+        1024**3,
+        "`1g`",
+        "free space kept on the media folder's filesystem: below it (or when an upload "
+        "would take it below), uploads get 507 before any byte is read; `0`: no margin "
+        "(a full disk still gets 507, and the partial file is removed). The status page "
+        "(`/status/`) shows the free space",
+        UPLOADS,
+    ),
+    Variable(
         "MLEBOARD_UPLOAD_MAX_MEMBERS",
         p.parse_positive_int,
         20_000,

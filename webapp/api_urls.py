@@ -1,5 +1,6 @@
 from django.urls import include, path
 
+from webapp import status
 from webapp.competitions import api as competition_api
 from webapp.results import api as result_api
 from webapp.results import tus_api, upload_api
@@ -47,4 +48,5 @@ urlpatterns = [
     path("uploads/tus/<uuid:key>/", tus_api.TusUploadApi.as_view(), name="api-tus-upload"),
     path("runs/", include(run_urls.api_urlpatterns)),
     path("hosts/", run_api.HostListApi.as_view(), name="api-host-list"),
+    path("status/", status.StatusApi.as_view(), name="api-status"),
 ]

@@ -8,6 +8,7 @@ import resource
 
 from celery import Celery
 from celery.signals import (
+    beat_init,
     worker_init,
     worker_process_init,
     worker_ready,
@@ -37,12 +38,64 @@ def cap_memory(**kwargs) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
 
 
-def _run_queues(consumer) -> list[str]:
+def _queues(consumer) -> list[str]:
     try:
-        names = list(consumer.app.amqp.queues.consume_from)
+        return sorted(consumer.app.amqp.queues.consume_from)
     except AttributeError:
         return []
-    return sorted(n for n in names if n.startswith("runs."))
+
+
+def _run_queues(consumer) -> list[str]:
+    return [n for n in _queues(consumer) if n.startswith("runs.")]
+
+
+# This process's own heartbeat (webapp.liveness): a grading worker's or beat's.
+_heartbeat = None
+
+
+def _start_heartbeat(name: str, kind: str, queues: list[str]) -> None:
+    global _heartbeat
+    from webapp.liveness.services import ProcessHeartbeat
+
+    if _heartbeat is not None:
+        _heartbeat.stop()
+    _heartbeat = ProcessHeartbeat(name, kind, queues).start()
+
+
+def _worker_name(consumer) -> str:
+    import socket
+
+    return getattr(consumer, "hostname", None) or f"worker@{socket.gethostname()}"
+
+
+@worker_ready.connect
+def worker_heartbeat(sender=None, **kwargs) -> None:
+    """Every worker says it is alive, with the queues it consumes, so pages of waiting work
+    can say when none has answered (the status page lists them). A runs worker says it
+    through its run host's heartbeat (``register_run_host``, ``webapp.runs.hosts``): one
+    heartbeat thread, not two, in the process whose stop hands agent runs over."""
+    if _run_queues(sender):
+        return
+    _start_heartbeat(_worker_name(sender), "worker", _queues(sender))
+
+
+@beat_init.connect
+def beat_heartbeat(sender=None, **kwargs) -> None:
+    """Beat says it is alive too (a beat that died stops the sweeper)."""
+    import atexit
+    import socket
+
+    _start_heartbeat(f"beat@{socket.gethostname()}", "beat", [])
+    atexit.register(_stop_heartbeat, 2.0)
+
+
+def _stop_heartbeat(wait_s: float = 0.0) -> None:
+    """Stop this process's heartbeat; its thread marks the row stopped as it ends. From a
+    worker's stop (a signal handler) nothing is waited for: the stop is not held up."""
+    global _heartbeat
+    if _heartbeat is not None:
+        _heartbeat.stop(wait_s)
+        _heartbeat = None
 
 
 @worker_init.connect
@@ -78,3 +131,6 @@ def unregister_run_host(**kwargs) -> None:
     from webapp.runs import hosts
 
     hosts.stop()
+    # After the hand-over, which must not wait: the heartbeat thread marks its own row
+    # stopped as it ends.
+    _stop_heartbeat()

@@ -33,6 +33,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         Perm.REGRADE_ANY,
         Perm.CANCEL_ANY,
         Perm.MANAGE_HOSTS,
+        Perm.SEE_STATUS,
         Perm.LAUNCH,
         Perm.SEE_ALL_EXPERIMENTS,
         Perm.SEE_ALL_UPLOADS,

@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "webapp.competitions",
     "webapp.results",
     "webapp.runs",
+    "webapp.liveness",
     "webapp.integrity",
     "webapp.accounts",
 ]
@@ -96,6 +97,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Uploads on a full disk: 507 before any view or the CSRF check (process_view, after
+    # every middleware's __call__) reads the body (webapp/media_space.py).
+    "webapp.media_space.MediaSpaceMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
@@ -391,6 +395,8 @@ MLEBOARD_LLM_PRICES = {
 
 # --- Uploads --------------------------------------------------------------------------
 UPLOAD_MAX_BYTES = env("MLEBOARD_UPLOAD_MAX_BYTES")
+# Free space kept on the media folder (webapp.media_space): uploads are refused below it.
+MLEBOARD_MEDIA_MIN_FREE_BYTES = env("MLEBOARD_MEDIA_MIN_FREE_BYTES")
 UPLOAD_MAX_MEMBERS = env("MLEBOARD_UPLOAD_MAX_MEMBERS")
 UPLOAD_MAX_TOTAL_BYTES = env("MLEBOARD_UPLOAD_MAX_TOTAL_BYTES")
 UPLOAD_MAX_FILE_BYTES = env("MLEBOARD_UPLOAD_MAX_FILE_BYTES")

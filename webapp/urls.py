@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from webapp import admin_links, api_docs, docs_site
+from webapp import admin_links, api_docs, docs_site, status
 from webapp.competitions import views as competition_views
 from webapp.results import analysis_pages, upload_views
 from webapp.results import views as result_views
@@ -41,6 +41,7 @@ urlpatterns = [
     path("runs/", include(run_urls.page_urlpatterns)),
     path("agent-runs/<int:pk>/cancel/", run_views.agent_run_cancel_view, name="agent-run-cancel"),
     path("hosts/", run_views.host_list, name="host-list"),
+    path("status/", status.status_page, name="status"),
     path("integrity/", include("webapp.integrity.urls")),
     # The site's own account pages first (sign-in behind django-axes, API tokens, invites),
     # then allauth's: sign-up, email verification, password reset, email addresses.

@@ -32,6 +32,7 @@ class Perm:
     CANCEL_ANY = "runs.cancel_agentrun"
     MANAGE_HOSTS = "runs.manage_runhost"
     LAUNCH = "runs.launch_agent_runs"
+    SEE_STATUS = "liveness.view_processbeat"  # the status page: workers, queues, disk
 
 
 @dataclass(frozen=True)

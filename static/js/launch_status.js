@@ -13,7 +13,14 @@
         row.querySelector(".run-grading").textContent = run.grading || "";
         row.querySelector(".run-exit").textContent = run.exit_code === null ? "" : run.exit_code;
         row.querySelector(".run-duration").textContent = run.duration_s === null ? "" : run.duration_s.toFixed(1);
-        row.querySelector(".run-message").textContent = run.message;
+        var message = row.querySelector(".run-message");
+        message.textContent = run.message;
+        if (run.no_worker) {
+          var note = document.createElement("span");
+          note.className = "badge warn no-worker";
+          note.textContent = run.no_worker;
+          message.append(" ", note);
+        }
         // A finished run can no longer be cancelled: its button goes.
         if (run.is_final) {
           var cancel = row.querySelector(".cancel-run");

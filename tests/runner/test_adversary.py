@@ -22,6 +22,7 @@ import pytest
 
 from runner import Outcome, Resources, RunControl, RunSpec, load_agent, run_agent, spec_for_agent
 from runner.docker_backend import LABEL_DEADLINE, LABEL_KILL_AFTER, LABEL_RUN, reap_expired
+from tests.polling import wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("no_leftover_containers")]
 
@@ -250,13 +251,11 @@ def test_the_time_limit_holds_when_the_harness_is_killed(
         cwd=Path(__file__).resolve().parents[2],
     )
     try:
-        for _ in range(300):
-            if name_file.exists() and name_file.read_text():
-                break
-            time.sleep(0.1)
+        wait_until(lambda: name_file.exists() and name_file.read_text(), timeout=30, interval=0.1)
         name = name_file.read_text()
         started = time.monotonic()
-        time.sleep(3)
+        # The harness is killed once its container runs (not after a guessed pause).
+        wait_until(lambda: docker_client.containers.get(name).status == "running", timeout=30)
         harness.send_signal(signal.SIGKILL)
         harness.wait(10)
         killed = time.monotonic()
@@ -264,9 +263,14 @@ def test_the_time_limit_holds_when_the_harness_is_killed(
         assert container.status == "running"  # the harness is dead; nobody stopped it
         labels = container.labels
         assert float(labels[LABEL_KILL_AFTER]) - float(labels[LABEL_DEADLINE]) <= 4
-        while docker_client.containers.list(all=True, filters={"name": name}):
-            assert time.monotonic() - started < limit + 60, "the container outlived its deadline"
-            time.sleep(0.5)
+        try:
+            wait_until(
+                lambda: not docker_client.containers.list(all=True, filters={"name": name}),
+                timeout=max(0.0, limit + 60 - (time.monotonic() - started)),
+                interval=0.5,
+            )
+        except AssertionError:
+            raise AssertionError("the container outlived its deadline") from None
         gone = time.monotonic()
     finally:
         if harness.poll() is None:

@@ -19,6 +19,7 @@ import pytest
 from runner.harness import client_script
 from runner.validation_client import multipart_body, multipart_parts, request, validate_file
 from runner.validation_service import RateLimit, ValidationLimits, ValidationService
+from tests.polling import wait_until
 
 COMPETITION = "demo-breast-cancer"
 
@@ -408,10 +409,10 @@ def test_posts_beyond_the_validation_slots_wait_then_get_503(tmp_path):
         "c", tmp_path / "d", tmp_path / "sock", validator=slow, limits=limits
     ) as service:
         clients, answers = _start_posts(path, service, 5)
-        deadline = time.monotonic() + 10
-        while len(answers) < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        release.set()
+        try:
+            wait_until(lambda: len(answers) >= 3, timeout=10, interval=0.05)
+        finally:
+            release.set()
         for client in clients:
             client.join()
     statuses = sorted(status for status, _ in answers)

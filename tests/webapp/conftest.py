@@ -1,11 +1,12 @@
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+
+from tests.polling import wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,16 +74,17 @@ def celery_worker_process(transactional_db, tmp_path):
         stdout=open(log, "w"),
         stderr=subprocess.STDOUT,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def ready() -> bool:
         if proc.poll() is not None:
-            raise AssertionError(f"worker exited at start:\n{log.read_text()}")
-        if "ready." in log.read_text():
-            break
-        time.sleep(0.2)
-    else:
+            pytest.fail(f"worker exited at start:\n{log.read_text()}")
+        return "ready." in log.read_text()
+
+    try:
+        wait_until(ready, timeout=60)
+    except AssertionError:
         proc.kill()
-        raise AssertionError(f"worker not ready in 60 s:\n{log.read_text()}")
+        raise AssertionError(f"worker not ready in 60 s:\n{log.read_text()}") from None
     proc.log_path = log
     yield proc
     proc.terminate()
@@ -149,14 +151,8 @@ def media(tmp_path, settings):
     return settings.MEDIA_ROOT
 
 
-def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"condition not met in {timeout} s")
+# Poll a condition until a deadline (tests/polling.py).
+wait_for = wait_until
 
 
 # --- the browser (Playwright driving the system Chromium) ------------------------

@@ -397,6 +397,9 @@ def test_a_worker_registers_its_host_and_beats_until_killed(tmp_path, settings):
         assert sweep().hosts_down == []
     finally:
         kill_group(proc)
-    time.sleep(5)
+    # The worker is dead (waited for): its last beat is backdated past the stale time.
+    RunHost.objects.filter(name="gpu-box").update(
+        heartbeat_at=timezone.now() - dt.timedelta(seconds=settings.MLEBOARD_STALE_AFTER_S + 1)
+    )
     assert sweep().hosts_down == ["gpu-box"], proc.log_path.read_text()[-3000:]
     assert RunHost.objects.get(name="gpu-box").state == RunHost.State.DOWN

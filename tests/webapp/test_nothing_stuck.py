@@ -17,6 +17,7 @@ from tests.benchmark import archive_builders as ab
 from tests.demo_builds import build_demo
 from webapp.competitions.models import Competition, KnownIssue
 from webapp.competitions.services import catalogue_sync
+from webapp.liveness.models import ProcessBeat
 from webapp.results import tasks
 from webapp.results.grading import run_grade
 from webapp.results.models import Experiment, ExperimentAggregate, Run, Upload
@@ -92,9 +93,28 @@ def test_waiting_work_is_said_to_wait_for_a_worker(demo, user, broker_down, sett
     Upload.objects.filter(pk=upload_id).update(
         created_at=timezone.now() - dt.timedelta(seconds=settings.MLEBOARD_STALE_AFTER_S + 5)
     )
+    # No grading worker has ever said it is alive (webapp.liveness): the page says so.
     progress = _api(user).get(f"/api/uploads/{upload_id}/").json()
     assert progress["waiting_for_worker"] is True
+    assert progress["no_worker"] == "no grading worker has answered yet"
+    assert progress["message"].startswith("no grading worker has answered yet")
+    page = _page(user).get(f"/uploads/{upload_id}/").content.decode()
+    assert "no grading worker has answered yet" in page
+    # A grading worker beats, yet nothing picked the upload up (its message was lost).
+    now = timezone.now()
+    ProcessBeat.objects.create(
+        name="grading@alive", kind="worker", hostname="h", pid=1, queues=["grading"],
+        started_at=now, beat_at=now,
+    )  # fmt: skip
+    progress = _api(user).get(f"/api/uploads/{upload_id}/").json()
+    assert progress["waiting_for_worker"] is True and progress["no_worker"] == ""
     assert progress["message"].startswith("waiting for a worker")
+
+
+def _page(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
 
 
 def test_a_silent_claim_is_taken_back_then_failed_past_the_budget(demo, user, settings):

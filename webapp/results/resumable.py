@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from benchmark.file_seek import seek_clamped
 from webapp import work
+from webapp.media_space import FULL_MESSAGE, is_disk_full, room_for
 from webapp.results.models import PartialUpload, Upload
 from webapp.results.resumable_sha256 import ResumableSha256
 from webapp.results.upload_quota import quota_refusal
@@ -99,6 +100,8 @@ def partial_create(*, owner, length: int, filename: str, metadata: dict) -> Part
             "run groups over several uploads",
             status=413,
         )
+    if not room_for(length):
+        raise ResumableError(FULL_MESSAGE, status=507)
     refusal = quota_refusal(owner, incoming_bytes=length)
     if refusal is not None:
         raise ResumableError(refusal.message, status=429, retry_after=refusal.retry_after)
@@ -121,8 +124,17 @@ def _store_bytes(handle, data: bytes) -> None:
     """Every byte of a resumable upload reaches the disk here: the one place a check of
     the media folder's free space belongs."""
     view = memoryview(data)
-    while view:  # an unbuffered write may take part of the block
-        view = view[handle.write(view) :]
+    try:
+        while view:  # an unbuffered write may take part of the block
+            view = view[handle.write(view) :]
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFull from exc
+        raise
+
+
+class DiskFull(Exception):
+    """A piece met a full disk: what it wrote past the saved offset is cut off."""
 
 
 @dataclass
@@ -154,6 +166,8 @@ def partial_receive(
             f"{partial.length:,} declared",
             status=413,
         )
+    if not room_for(room if declared is None else declared):
+        raise ResumableError(FULL_MESSAGE, status=507)
     path = part_path(partial)
     try:
         handle = open(path, "r+b", buffering=0)
@@ -183,6 +197,7 @@ def partial_receive(
         saved = partial.offset
         position = partial.offset
         limit = partial.length if declared is None else partial.offset + declared
+        full = False
         try:
             while position < limit:
                 try:
@@ -192,7 +207,11 @@ def partial_receive(
                     break
                 if not data:
                     break
-                _store_bytes(handle, data)
+                try:
+                    _store_bytes(handle, data)
+                except DiskFull:
+                    full = True
+                    break
                 hasher.update(data)
                 position += len(data)
                 if position - saved >= CHECKPOINT_BYTES:
@@ -200,6 +219,11 @@ def partial_receive(
         finally:
             if position != saved:
                 _checkpoint(partial, handle, saved, position, hasher)
+        if full:
+            # Keep what was received whole (the client resumes from the offset) and give
+            # back at once the space of the piece that did not fit.
+            handle.truncate(position)
+            raise ResumableError(FULL_MESSAGE, status=507)
         if position == partial.length and partial_move(
             partial.pk, State.ASSEMBLING, expected=State.RECEIVING
         ):

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404
 
 from benchmark.medals import medal_level
 from benchmark.splits import SPLIT_PREFERENCE, default_split
+from webapp.liveness.services import GRADING_QUEUE, no_worker_note
 from webapp.numbers import format_score
 from webapp.results.models import Experiment, GradeReport, Run, Upload
 from webapp.visibility import actionable, visible_to
@@ -58,6 +59,19 @@ def waiting_for_worker(upload: Upload) -> bool:
     )
 
 
+def grading_worker_note(upload: Upload) -> str:
+    """ "no grading worker has answered for N s" while the upload, or one of its runs,
+    waits for one and none answers (``webapp.liveness``); "" otherwise."""
+    waits = upload.status == Upload.Status.QUEUED or (
+        upload.status == Upload.Status.PROCESSING
+        and upload.experiment_id
+        and Run.objects.filter(
+            experiment_id=upload.experiment_id, status=Run.Status.QUEUED
+        ).exists()
+    )
+    return no_worker_note(GRADING_QUEUE) if waits else ""
+
+
 def upload_progress(upload: Upload) -> dict:
     """What the upload page and ``GET /api/uploads/<id>/`` show. ``failures`` are the runs
     that failed to grade (``runs_failed`` of them, each with its reason);
@@ -89,17 +103,25 @@ def upload_progress(upload: Upload) -> dict:
 
         failures = listed(Run.Status.FAILED)
         invalid = listed(Run.Status.GRADED)
-    waiting = waiting_for_worker(upload)
+    no_worker = grading_worker_note(upload)
+    waiting = bool(no_worker) or waiting_for_worker(upload)
+    if no_worker:
+        message = f"{no_worker}; this upload will be processed when one is back"
+    elif waiting:
+        message = (
+            "waiting for a worker: nothing has picked this work up for "
+            f"{settings.MLEBOARD_STALE_AFTER_S} s; it will be processed when a worker is back"
+        )
+    else:
+        message = ""
     return {
         "id": upload.pk,
         "status": upload.status,
         "status_label": upload.status_label,
         "is_final": upload.is_final,
         "waiting_for_worker": waiting,
-        "message": "waiting for a worker: nothing has picked this work up for "
-        f"{settings.MLEBOARD_STALE_AFTER_S} s; it will be processed when a worker is back"
-        if waiting
-        else "",
+        "message": message,
+        "no_worker": no_worker,
         "kind": upload.kind,
         "runs_total": runs_total,
         "runs_graded": runs_graded,

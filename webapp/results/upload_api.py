@@ -29,6 +29,11 @@ class UploadProgressOutput(serializers.Serializer):
     is_final = serializers.BooleanField(help_text="no worker has anything left to do for it")
     waiting_for_worker = serializers.BooleanField()
     message = serializers.CharField(allow_blank=True)
+    no_worker = serializers.CharField(
+        allow_blank=True,
+        help_text='"no grading worker has answered for N s" while this upload waits for one '
+        "and none answers; empty otherwise",
+    )
     kind = serializers.CharField()
     runs_total = serializers.IntegerField()
     runs_graded = serializers.IntegerField()

@@ -98,17 +98,20 @@ def _spool(uploaded_file) -> tuple[Path, str, int]:
     digest = hashlib.sha256()
     size = 0
     handle = tempfile.NamedTemporaryFile(delete=False, prefix="upload-", dir=settings.MEDIA_ROOT)
-    with handle:
-        for chunk in uploaded_file.chunks():
-            size += len(chunk)
-            if size > settings.UPLOAD_MAX_BYTES:
-                handle.close()
-                Path(handle.name).unlink(missing_ok=True)
-                raise UploadRefused(
-                    f"the archive is larger than the upload limit of {settings.UPLOAD_MAX_BYTES:,} bytes"
-                )
-            digest.update(chunk)
-            handle.write(chunk)
+    try:
+        with handle:
+            for chunk in uploaded_file.chunks():
+                size += len(chunk)
+                if size > settings.UPLOAD_MAX_BYTES:
+                    raise UploadRefused(
+                        "the archive is larger than the upload limit of "
+                        f"{settings.UPLOAD_MAX_BYTES:,} bytes"
+                    )
+                digest.update(chunk)
+                handle.write(chunk)
+    except BaseException:  # refused, or the disk filled: no partial copy is left behind
+        Path(handle.name).unlink(missing_ok=True)
+        raise
     return Path(handle.name), digest.hexdigest(), size
 
 

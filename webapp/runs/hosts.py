@@ -111,6 +111,16 @@ def run_queues() -> list[str]:
     return [RUN_QUEUE_CPU, RUN_QUEUE_GPU] if gpu_ids() else [RUN_QUEUE_CPU]
 
 
+def host_beats(queue: str, since: dt.datetime) -> list[tuple[dt.datetime | None, bool]]:
+    """Each run host consuming ``queue``: its last beat, and whether it is up and has
+    beaten since ``since`` (``webapp.liveness`` asks, for "no run worker has answered")."""
+    return [
+        (host.heartbeat_at, host.state == RunHost.State.UP and host.heartbeat_at >= since)
+        for host in RunHost.objects.exclude(heartbeat_at=None)
+        if queue in (host.queues or [])
+    ]
+
+
 def queue_for(gpus: int) -> str:
     return RUN_QUEUE_GPU if gpus else RUN_QUEUE_CPU
 

@@ -20,9 +20,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.liveness.services import GRADING_QUEUE, no_worker_note
 from webapp.numbers import format_score
+from webapp.results.models import Run
 from webapp.results.selectors import medal_of
-from webapp.runs import run_files
+from webapp.runs import run_files, selectors
 from webapp.runs.run_files import PathRefused, RunRef
 
 KINDS = ("result", "agent")
@@ -50,7 +52,13 @@ def grade_of(ref: RunRef) -> dict | None:
         return None
     report = ref.run.reports.filter(is_current=True).order_by("-recorded_at").first()
     if report is None:
-        return {"status": ref.run.status, "error": ref.run.error}
+        return {
+            "status": ref.run.status,
+            "error": ref.run.error,
+            "no_worker": no_worker_note(GRADING_QUEUE)
+            if ref.run.status == Run.Status.QUEUED
+            else "",
+        }
     return {
         "status": ref.run.status,
         "score": report.score,
@@ -128,6 +136,8 @@ def run_summary(ref: RunRef, user) -> dict:
     files, cut = run_files.list_files(ref.folder) if ref.folder else ([], False)
     agent = ref.agent_run
     base = _api_base(ref)
+    grade = grade_of(ref)
+    agent_note = selectors.agent_run_no_worker(agent) if agent else ""
     return {
         "kind": ref.kind,
         "id": ref.pk,
@@ -135,7 +145,10 @@ def run_summary(ref: RunRef, user) -> dict:
         "seed": ref.seed,
         "experiment": ref.run.experiment_id if ref.run else None,
         "run_group": ref.run.run_group if ref.run else "",
-        "grade": grade_of(ref),
+        "grade": grade,
+        # What the run waits for, when no worker answers (webapp.liveness): its start, or
+        # its grading.
+        "no_worker": (grade or {}).get("no_worker") or agent_note,
         "agent_run": {
             "id": agent.pk,
             "status": agent.status,
@@ -145,6 +158,7 @@ def run_summary(ref: RunRef, user) -> dict:
             "validation_counts": agent.validation_counts,
             "llm_usage": agent.llm_usage,
             "confinement": agent.confinement,
+            "no_worker": agent_note,
         }
         if agent
         else None,
@@ -256,6 +270,11 @@ class RunDetailApi(APIView):
                     "competition_id": serializers.CharField(),
                     "seed": serializers.IntegerField(),
                     "grade": serializers.JSONField(allow_null=True),
+                    "no_worker": serializers.CharField(
+                        help_text='"no grading worker has answered for N s" (or "no run '
+                        'worker (runs.cpu) ...") while the run waits for one and none '
+                        "answers; empty otherwise"
+                    ),
                     "agent_run": serializers.JSONField(allow_null=True),
                     "files": RunFileEntry(many=True),
                     "files_truncated": serializers.BooleanField(),

@@ -8,6 +8,7 @@ from django.db.models import Count, Q, QuerySet
 
 from benchmark.file_seek import seek_clamped
 from runner.spec import RUN_LOG
+from webapp.liveness.services import GRADING_QUEUE, no_worker_note
 from webapp.runs.models import AgentRun, Launch, SubmissionSnapshot
 from webapp.visibility import Perm, actionable, has_perm, visible_to
 
@@ -109,9 +110,24 @@ def agent_run_status(run: AgentRun) -> dict:
         "llm_usage": run.llm_usage,
         "grading": run.result_run.status if run.result_run_id else None,
         "grading_is_final": run.result_run.is_final if run.result_run_id else None,
+        "no_worker": agent_run_no_worker(run),
         "heartbeat_at": run.heartbeat_at.isoformat() if run.heartbeat_at else None,
         "log_note": run_log_note(run),
     }
+
+
+def agent_run_no_worker(run: AgentRun) -> str:
+    """ "no run worker (runs.cpu) has answered for N s" while the run waits for one and
+    none answers; the same of grading while its outputs wait to be graded; "" otherwise
+    (``webapp.liveness``)."""
+    from webapp.results.models import Run
+    from webapp.runs.hosts import queue_for
+
+    if run.status == AgentRun.Status.QUEUED:
+        return no_worker_note(queue_for(run.launch.gpus if run.launch_id else 0))
+    if run.result_run_id and run.result_run.status == Run.Status.QUEUED:
+        return no_worker_note(GRADING_QUEUE)
+    return ""
 
 
 def run_log_note(run: AgentRun) -> str:

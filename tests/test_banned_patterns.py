@@ -1,0 +1,115 @@
+"""Patterns that caused trouble once, banned by rules the suite runs (each with its reason).
+
+* ``time.sleep`` in tests: a fixed sleep standing in for time passing makes a test slow on
+  an idle machine and flaky on a busy one (the stale time is not reached yet, the worker
+  has not beaten yet). Backdate the heartbeat or the timestamp, inject the clock, or poll
+  the condition with a deadline (``tests.polling.wait_until``). The few sleeps that are
+  not waits are listed below with why; the programs under ``tests/agents/`` run as agents
+  and are not scanned.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
+NOT_SCANNED = (TESTS / "agents",)
+
+# (file, enclosing function) -> why a sleep there is not a wait for time to pass.
+SLEEP_ALLOWED = {
+    ("tests/polling.py", "wait_until"): "the polling helper: bounded by its deadline",
+    (
+        "tests/runner/test_validation_service.py",
+        "test_slowloris_connections_are_dropped_within_the_idle_timeout",
+    ): "a slow client dripping one byte a tick: its pace is what is tested",
+    (
+        "tests/runner/test_validation_service.py",
+        "test_large_parallel_posts_are_streamed_to_disk_and_validated_two_at_a_time.validator",
+    ): "a validator that takes a while, so that calls overlap and the cap on them shows",
+    (
+        "tests/webapp/test_hosts.py",
+        "test_no_gpu_is_held_twice_under_concurrent_claims.worker",
+    ): "random jitter that interleaves concurrent claims in many orders",
+}
+
+
+def sleep_calls(source: str) -> list[tuple[str, int]]:
+    """Each call of ``time.sleep`` (or ``sleep`` imported from ``time``) in ``source``:
+    (the enclosing functions joined with ".", line)."""
+    tree = ast.parse(source)
+    sleep_names = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "time"
+        for alias in node.names
+        if alias.name == "sleep"
+    }
+    time_names = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.name == "time"
+    }
+    found: list[tuple[str, int]] = []
+
+    def visit(node: ast.AST, where: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = where
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = [*where, child.name]
+            if isinstance(child, ast.Call):
+                func = child.func
+                if (
+                    isinstance(func, ast.Attribute)
+                    and func.attr == "sleep"
+                    and isinstance(func.value, ast.Name)
+                    and func.value.id in time_names
+                ) or (isinstance(func, ast.Name) and func.id in sleep_names):
+                    found.append((".".join(where), child.lineno))
+            visit(child, inner)
+
+    visit(tree, [])
+    return found
+
+
+def _test_files() -> list[Path]:
+    return [
+        path
+        for path in sorted(TESTS.rglob("*.py"))
+        if not any(path.is_relative_to(skip) for skip in NOT_SCANNED)
+    ]
+
+
+def test_no_fixed_sleep_stands_in_for_time_passing():
+    offenders, used = [], set()
+    for path in _test_files():
+        rel = path.relative_to(ROOT).as_posix()
+        for where, line in sleep_calls(path.read_text(encoding="utf-8")):
+            if (rel, where) in SLEEP_ALLOWED:
+                used.add((rel, where))
+            else:
+                offenders.append(f"{rel}:{line} in {where or 'the module'}")
+    assert not offenders, (
+        "time.sleep in a test: backdate the heartbeat or timestamp, inject the clock, or poll "
+        "the condition with tests.polling.wait_until:\n" + "\n".join(offenders)
+    )
+    assert used == set(SLEEP_ALLOWED), f"allowed but gone (remove): {set(SLEEP_ALLOWED) - used}"
+
+
+def test_the_rule_sees_every_spelling_of_a_sleep():
+    source = (
+        "import time\nimport time as clock\nfrom time import sleep\nfrom time import sleep as nap\n"
+        "def test_a():\n    time.sleep(5)\n"
+        "class TestB:\n    def test_b(self):\n        clock.sleep(1)\n"
+        "def test_c():\n    sleep(1); nap(2)\n"
+        "CODE = 'import time; time.sleep(60)'  # an agent's program, as text: not a call\n"
+    )
+    assert sleep_calls(source) == [
+        ("test_a", 6),
+        ("TestB.test_b", 9),
+        ("test_c", 11),
+        ("test_c", 11),
+    ]
