@@ -8,7 +8,6 @@ site."""
 import shutil
 import socket
 import subprocess
-import time
 
 import pytest
 from django.contrib.auth.models import User
@@ -16,6 +15,7 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.http import QueryDict
 from django.test import Client
 
+from tests.polling import wait_until
 from webapp import page_cache, page_cache_routes
 from webapp.results.aggregates import experiment_aggregate_refresh
 from webapp.results.models import Experiment
@@ -237,15 +237,14 @@ def private_redis(tmp_path):
     import redis
 
     client = redis.Redis(port=port)
-    deadline = time.monotonic() + 30
-    while True:
+
+    def listening() -> bool:
         try:
-            client.ping()
-            break
+            return bool(client.ping())
         except redis.ConnectionError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)  # polling for the server to listen
+            return False
+
+    wait_until(listening, 30, 0.05)
     yield f"redis://127.0.0.1:{port}/0", client
     process.terminate()
     process.wait(10)
