@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from webapp import admin_links, api_docs
 from webapp.competitions import views as competition_views
@@ -53,4 +55,7 @@ urlpatterns = [
     path("api/schema/", api_docs.SchemaView.as_view(), name="api-schema"),
     path("api/docs/", api_docs.swagger_view, name="api-docs"),
     path("api/redoc/", api_docs.redoc_view, name="api-redoc"),
+    path("api/redoc/redoc.standalone.js", api_docs.redoc_bundle, name="api-redoc-bundle"),
+    # Browsers (and the admin's pages, which name no icon) ask for /favicon.ico.
+    path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
 ]

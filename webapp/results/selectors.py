@@ -528,6 +528,16 @@ def _pairwise_comparisons(
     return results
 
 
+COMPARE_PICK_LIMIT = 200
+
+
+def experiments_to_pick(user) -> list[Experiment]:
+    """What the compare page offers to pick when nothing is chosen: the experiments
+    ``user`` may see, newest first, at most ``COMPARE_PICK_LIMIT`` (the leaderboard's
+    filters find older ones)."""
+    return list(experiments_visible_to(user).order_by("-created_at", "-pk")[:COMPARE_PICK_LIMIT])
+
+
 def experiments_chosen(user, raw_ids: str) -> tuple[list[Experiment], list[int]]:
     """The experiments named in ``raw_ids`` ("3,7,12") that ``user`` may see, in the order
     given and each once, with their figures; and the ids that name none of them."""
