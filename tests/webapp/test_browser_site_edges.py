@@ -113,3 +113,53 @@ def test_leaderboard_cells_are_whole_at_1280_px(page, live_server, published):
     row.scroll_into_view_if_needed()
     shot(page, "edges-leaderboard-integrity")
     assert page.console_errors == []
+
+
+def test_agents_on_the_human_distribution_have_markers_a_legend_and_a_readable_axis(
+    page, live_server, tmp_path
+):
+    from benchmark.leaderboard import LeaderboardTable
+    from webapp.competitions.services import catalogue_sync, leaderboard_store
+    from webapp.results.models import GradeReport
+
+    from .factories import import_runs
+
+    catalogue_sync()
+    import_runs(tmp_path / "runs", {"aide-o1": 3, "mlab-o1": 2})
+    competition = GradeReport.objects.first().competition
+    scores = tuple(round(0.85 - i * 0.002, 5) for i in range(150))
+    none = (None,) * 150
+    leaderboard_store(
+        competition,
+        LeaderboardTable(scores, none, none, none, "mlebench", False),
+        source_name="test",
+    )
+    reports = GradeReport.objects.filter(
+        competition=competition, is_current=True, experiment__name="aide-o1"
+    ).order_by("seed")
+    # One seed far below every team: it must not squeeze the medal band into a sliver.
+    GradeReport.objects.filter(pk=reports[0].pk).update(score=0.01)
+    GradeReport.objects.filter(competition=competition).exclude(pk=reports[0].pk).update(score=0.8)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{live_server.url}/competitions/{competition.slug}/")
+    page.wait_for_selector("#leaderboard-distribution[data-rendered=true]", timeout=15000)
+    figure = page.evaluate(
+        "(() => { const f = document.querySelector('#leaderboard-distribution');"
+        " return {range: f.layout.xaxis.range, traces: f.data.map(t => ["
+        "t.name, t.type, t.x, t.marker && t.marker.symbol, t.customdata])}; })()"
+    )
+    low, high = figure["range"]
+    # The axis holds the teams' scores (0.552–0.85) and the medal lines, not the outlier.
+    assert 0.5 < low < 0.552 and 0.85 < high < 0.9
+    agents = {name: rest for name, kind, *rest in figure["traces"] if kind == "scatter"}
+    assert set(agents) == {"aide-o1", "mlab-o1"}
+    xs, symbols, hover = agents["aide-o1"]
+    edge = [i for i, text in enumerate(hover) if text.endswith("(beyond the axis)")]
+    assert len(edge) == 1 and xs[edge[0]] == low and symbols[edge[0]] == "triangle-left"
+    assert hover[edge[0]] == "0.01 (beyond the axis)"
+    assert agents["mlab-o1"][1][0] != agents["aide-o1"][1][-1]  # another symbol per agent
+    legend = page.locator("#leaderboard-distribution .legend").text_content()
+    assert "aide-o1" in legend and "mlab-o1" in legend
+    page.locator("#leaderboard-distribution").scroll_into_view_if_needed()
+    shot(page, "edges-distribution-agents")
+    assert page.console_errors == []

@@ -48,7 +48,9 @@ def competition_detail(request, slug: str):
             },
             lower_is_better=board.lower_is_better,
             agent_scores=[
-                (row["label"], row["score"]) for row in agent_scores if row["score"] is not None
+                (row["experiment_name"], row["label"], row["score"])
+                for row in agent_scores
+                if row["score"] is not None
             ],
             population_label="Synthetic reference population"
             if board.is_synthetic

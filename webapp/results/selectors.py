@@ -139,6 +139,7 @@ def agent_scores_on_competition(competition, *, user) -> list[dict]:
     return [
         {
             "experiment_id": r.experiment_id,
+            "experiment_name": r.experiment.name,
             "label": f"{r.experiment.name} (seed {r.seed})",
             "seed": r.seed,
             "score": r.score,
