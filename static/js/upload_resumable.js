@@ -74,13 +74,13 @@
   }
 
   // What an archive's first bytes must be for its name (the server checks the same way;
-  // here a wrong file is refused before a byte is sent). Other names: the server decides.
+  // here a wrong file is refused before a byte is sent). Other names, and plain tars (an
+  // old tar has no magic bytes): the server decides.
   var MAGIC = [
     [/\.zip$/i, "a zip archive", function (b) { return b[0] === 0x50 && b[1] === 0x4b && (b[2] === 3 || b[2] === 5); }],
     [/\.(tar\.gz|tgz|gz)$/i, "a gzip file", function (b) { return b[0] === 0x1f && b[1] === 0x8b; }],
     [/\.(tar\.bz2|tbz2?|bz2)$/i, "a bzip2 file", function (b) { return b[0] === 0x42 && b[1] === 0x5a && b[2] === 0x68; }],
     [/\.(tar\.xz|txz|xz)$/i, "an xz file", function (b) { return b[0] === 0xfd && b[1] === 0x37 && b[2] === 0x7a && b[3] === 0x58 && b[4] === 0x5a; }],
-    [/\.tar$/i, "a tar archive", function (b) { return String.fromCharCode.apply(null, b.slice(257, 262)) === "ustar"; }],
   ];
   function checkMagic(file) {
     var rule = MAGIC.filter(function (r) { return r[0].test(file.name); })[0];

@@ -2,6 +2,7 @@
 watching it graded live by a real worker; the agent-run pages."""
 
 import json
+import re
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -12,6 +13,9 @@ from tests.benchmark import archive_builders as ab
 from .conftest import shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+# An upload's own page; "**/uploads/*/" would also match the form at /uploads/new/,
+# where the browser still is while the archive is read and sent.
+UPLOAD_PAGE = re.compile(r".*/uploads/\d+/$")
 
 
 def sign_in(page, live_server, username, password, then="/"):
@@ -43,7 +47,7 @@ def test_upload_form_and_live_progress(
     page.select_option("select[name=internet_access]", "false")
     shot(page, "upload-form")
     page.click("#upload-form button[type=submit]")
-    page.wait_for_url("**/uploads/*/")
+    page.wait_for_url(UPLOAD_PAGE)
     # The page updates itself (no reload) until every run is graded.
     page.wait_for_function(
         "document.getElementById('up-status').textContent === 'graded'", timeout=90000

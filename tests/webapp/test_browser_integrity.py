@@ -6,6 +6,7 @@ one is not; a reviewer opens the side-by-side view and disqualifies the copy; th
 experiment's figures drop by that medal and the leaderboard says so."""
 
 import json
+import re
 
 import pytest
 
@@ -19,6 +20,9 @@ from .conftest import shot, wait_for
 from .test_browser_flows import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+# An upload's own page; "**/uploads/*/" would also match the form at /uploads/new/,
+# where the browser still is while the archive is read and sent.
+UPLOAD_PAGE = re.compile(r".*/uploads/\d+/$")
 
 # What each demo competition's run holds as code (all four submissions win a medal).
 SEEDED = {
@@ -79,7 +83,7 @@ def test_upload_graded_checked_flagged_reviewed_and_figures_change(
     user.fill("input[name=scaffold]", "seeded")
     user.fill("input[name=model]", "none")
     user.click("#upload-form button[type=submit]")
-    user.wait_for_url("**/uploads/*/")
+    user.wait_for_url(UPLOAD_PAGE)
     user.wait_for_function(
         "document.getElementById('up-status').textContent === 'graded'", timeout=120000
     )

@@ -163,3 +163,30 @@ def test_agents_on_the_human_distribution_have_markers_a_legend_and_a_readable_a
     page.locator("#leaderboard-distribution").scroll_into_view_if_needed()
     shot(page, "edges-distribution-agents")
     assert page.console_errors == []
+
+
+def test_redoc_and_the_admin_fetch_nothing_elsewhere_and_have_an_icon(
+    page, live_server, django_user_model
+):
+    django_user_model.objects.create_superuser("ada", "ada@example.org", "pw-ada-12345")
+    asked = []
+    page.on("request", lambda r: asked.append(r.url))
+    failed = []
+    page.on("response", lambda r: r.status >= 400 and failed.append(r.url))
+    page.goto(live_server.url + "/api/redoc/")
+    page.wait_for_selector("#redoc-container .api-content", timeout=20000)
+    page.wait_for_load_state("networkidle")
+    shot(page, "edges-redoc")
+    page.goto(live_server.url + "/admin/login/")
+    page.fill("input[name=username]", "ada")
+    page.fill("input[name=password]", "pw-ada-12345")
+    page.click("input[type=submit]")
+    page.wait_for_url(live_server.url + "/admin/")
+    page.wait_for_load_state("networkidle")
+    elsewhere = [u for u in asked if not u.startswith((live_server.url, "blob:", "data:"))]
+    assert elsewhere == []
+    assert failed == []
+    assert page.evaluate(
+        "fetch('/favicon.ico').then(r => [r.ok, r.headers.get('content-type')])"
+    ) == [True, "image/svg+xml"]
+    assert page.console_errors == []

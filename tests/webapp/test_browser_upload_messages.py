@@ -3,6 +3,8 @@ before a byte is sent; an archive sent again after it was refused says so, not "
 processed again"; a mistake is said beside its field and the chosen file is asked for
 again by name. Screenshots in test-artifacts/."""
 
+import re
+
 import pytest
 
 from webapp.results.models import Upload
@@ -10,6 +12,9 @@ from webapp.results.models import Upload
 from .conftest import shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# An upload's own page; "**/uploads/*/" would also match the form at /uploads/new/,
+# where the browser still is while the archive is read and sent.
+UPLOAD_PAGE = re.compile(r".*/uploads/\d+/$")
 
 
 @pytest.fixture
@@ -68,7 +73,7 @@ def test_without_javascript_refusals_are_true_and_beside_their_field(
     page.goto(live_server.url + "/uploads/new/")
     _fill(page, notes)
     page.click("#upload-form button[type=submit]")
-    page.wait_for_url("**/uploads/*/")
+    page.wait_for_url(UPLOAD_PAGE)
     first = page.locator(".messages").inner_text()
     assert "Upload refused: not an archive" in first
     upload = Upload.objects.get()
@@ -98,3 +103,26 @@ def test_without_javascript_refusals_are_true_and_beside_their_field(
     assert page.locator(".messages").count() == 0
     shot(page, "upload-field-errors")
     context.close()
+
+
+def test_failed_and_graded_uploads_have_different_colours(page, live_server, ivy):
+    for status, name in ((Upload.Status.FAILED, "bad.zip"), (Upload.Status.GRADED, "good.zip")):
+        Upload.objects.create(
+            owner=ivy,
+            archive=f"uploads/{name}",
+            original_name=name,
+            size=1,
+            sha256=status * 8,
+            status=status,
+        )
+    _sign_in(page, live_server)
+    page.goto(live_server.url + "/uploads/")
+    colours = {
+        name: page.locator("tr", has_text=name)
+        .locator(".badge.status")
+        .evaluate("b => [b.textContent, getComputedStyle(b).backgroundColor]")
+        for name in ("bad.zip", "good.zip")
+    }
+    assert colours["bad.zip"][0] == "failed" and colours["good.zip"][0] == "graded"
+    assert colours["bad.zip"][1] != colours["good.zip"][1]
+    shot(page, "upload-list-status-colours")
