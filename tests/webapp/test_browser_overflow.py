@@ -3,8 +3,6 @@ an admin reach, at a laptop's 1,280 px and a phone's 390 px, measured in the bro
 (``document.documentElement.scrollWidth <= innerWidth``). Wide tables scroll inside
 themselves; the page never does."""
 
-import time
-
 import pytest
 from django.core.management import call_command
 
@@ -108,7 +106,6 @@ def test_no_page_is_wider_than_the_window(browser, live_server, demo):
             )
             page = context.new_page()
             for path in _pages(role):
-                t0 = time.monotonic()
                 page.goto(live_server.url + path)
                 page.wait_for_load_state("load")
                 # Charts draw after load: wait for each to say it has.
@@ -120,7 +117,6 @@ def test_no_page_is_wider_than_the_window(browser, live_server, demo):
                 scroll, inner = page.evaluate(
                     "[document.documentElement.scrollWidth, window.innerWidth]"
                 )
-                print(f"{role} {width} {path} {time.monotonic() - t0:.1f}s")
                 if scroll > inner:
                     name = f"overflow-{role}-{width}-{path.strip('/').replace('/', '-')}"
                     shot(page, name[:120])
