@@ -2,7 +2,7 @@
 recomputes figures from thousands of reports per request."""
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from benchmark.splits import SPLIT_PREFERENCE, default_split
@@ -534,9 +534,10 @@ COMPARE_PICK_LIMIT = 200
 
 def experiments_to_pick(user) -> list[Experiment]:
     """What the compare page offers to pick when nothing is chosen: the experiments
-    ``user`` may see, newest first, at most ``COMPARE_PICK_LIMIT`` (the leaderboard's
+    ``user`` may see, the most recent run first, at most ``COMPARE_PICK_LIMIT`` (the leaderboard's
     filters find older ones)."""
-    return list(experiments_visible_to(user).order_by("-created_at", "-pk")[:COMPARE_PICK_LIMIT])
+    newest = (F("date").desc(nulls_last=True), "-created_at", "-pk")
+    return list(experiments_visible_to(user).order_by(*newest)[:COMPARE_PICK_LIMIT])
 
 
 def experiments_chosen(user, raw_ids: str) -> tuple[list[Experiment], list[int]]:
