@@ -33,6 +33,22 @@ def format_score(value) -> str:
     return "0" if text in ("-0", "") else text
 
 
+def format_scores_alike(values) -> list[str]:
+    """Scores shown together (a leaderboard's medal lines) each to ``format_score``'s
+    precision, then all to the same number of decimals: "0.8", "0.801234" ->
+    "0.800000", "0.801234"; None stays ""."""
+    texts = [format_score(v) for v in values]
+    decimals = max(
+        (len(t.partition(".")[2]) for t in texts if "." in t and "e" not in t), default=0
+    )
+    return [
+        f"{v:.{decimals}f}"
+        if decimals and isinstance(v, float) and math.isfinite(v) and "e" not in t
+        else t
+        for v, t in zip(values, texts, strict=True)
+    ]
+
+
 def shown_interval(metric: dict | None) -> dict | None:
     """The 95% interval of a percentage as pages show it: MLE-bench's mean ± 1.96·SEM
     (stored unchanged, as published) clipped to [0, 100], with ``clipped`` saying so."""

@@ -90,3 +90,13 @@ def test_numbers_js_prints_what_python_prints(browser):
     page.close()
     expected = [[numbers.format_score(v), numbers.format_percent(v * 100)] for v in VALUES]
     assert shown == expected
+
+
+def test_medal_lines_shown_together_have_the_same_decimals():
+    assert numbers.format_scores_alike([0.8, 0.801234, None, 0.13755499999999998]) == [
+        "0.800000",
+        "0.801234",
+        "",
+        "0.137555",
+    ]
+    assert numbers.format_scores_alike([0.96389, 0.95556]) == ["0.96389", "0.95556"]
