@@ -105,36 +105,108 @@ def leaderboard_distribution(
                 "font": {"color": MEDAL_COLOURS[key], "size": 11},
             }
         )
-    rows = _stagger_labels(annotations, [*scores, *(a["x"] for a in annotations)])
-    if agent_scores:
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "x": [s for _, s in agent_scores],
-                "y": [0] * len(agent_scores),
-                "text": [label for label, _ in agent_scores],
-                "customdata": [format_score(s) for _, s in agent_scores],
-                "name": "Agents",
-                "marker": {"symbol": "triangle-up", "size": 11, "color": "#c0392b"},
-                "hovertemplate": "%{text}: %{customdata}<extra></extra>",
-            }
-        )
+    shown = score_axis_range(scores, thresholds)
+    rows = _stagger_labels(
+        annotations, [*scores, *(a["x"] for a in annotations)] if shown is None else shown
+    )
+    data.extend(_agent_markers(agent_scores, shown))
+    if shown is not None:
+        beyond = sum(1 for s in scores if not shown[0] <= s <= shown[1])
+        if beyond:
+            data[0]["name"] = f"{population_label} ({beyond} beyond the axis)"
     direction = "lower is better" if lower_is_better else "higher is better"
     return {
         "data": data,
         "layout": {
             **LAYOUT_BASE,
-            "margin": {**LAYOUT_BASE["margin"], "t": 30 + LABEL_ROW_PX * (rows - 1)},
+            "margin": {**LAYOUT_BASE["margin"], "t": 30 + LABEL_ROW_PX * (rows - 1), "b": 110},
             "shapes": shapes,
             "annotations": annotations,
-            "xaxis": {"title": {"text": f"score ({direction})"}},
+            "xaxis": {
+                "title": {"text": f"score ({direction})"},
+                **({"range": list(shown)} if shown is not None else {}),
+            },
             "yaxis": {"title": {"text": "teams"}},
+            # The agents' markers, one row per agent above the axis, whatever the counts.
+            "yaxis2": {
+                "overlaying": "y",
+                "range": [0, 1],
+                "visible": False,
+                "fixedrange": True,
+            },
             "showlegend": True,
-            "legend": {"orientation": "h", "y": -0.2},
+            "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"},
             "bargap": 0.02,
         },
     }
+
+
+AGENT_SYMBOLS = ("triangle-up", "diamond", "square", "circle", "star", "pentagon", "hexagon")
+AGENT_COLOURS = ("#c0392b", "#1f6fb4", "#2a9d3c", "#8e44ad", "#d35400", "#16a2b8", "#6d4c41")
+AGENT_ROW = 0.07  # the agents' rows, as a share of the plot's height
+EDGE_PAD = 0.06  # room beyond the outermost score or medal line, as a share of the range
+KEPT_SHARE = 0.01  # the human scores beyond these quantiles may fall off the axis
+
+
+def score_axis_range(
+    scores: Sequence[float], thresholds: dict[str, float]
+) -> tuple[float, float] | None:
+    """The x range that keeps the medal band readable: the leaderboard's scores from the
+    1st to the 99th percentile and every medal line, padded; None without scores. A
+    score beyond it (an agent's 0.1 where teams score 0.9) is drawn at the edge."""
+    values = sorted(s for s in scores if s is not None)
+    if not values:
+        return None
+    last = len(values) - 1
+    kept = [values[int(KEPT_SHARE * last)], values[last - int(KEPT_SHARE * last)]]
+    kept += [v for v in thresholds.values() if v is not None]
+    low, high = min(kept), max(kept)
+    span = (high - low) or abs(high) or 1.0
+    return low - EDGE_PAD * span, high + EDGE_PAD * span
+
+
+def _agent_markers(agent_scores: Sequence[tuple], shown: tuple[float, float] | None) -> list:
+    """One trace per agent (its own symbol and colour, named in the legend), each on its own
+    row; a score beyond the axis sits at the edge as an arrow, its hover saying so."""
+    by_agent: dict[str, list[tuple[str, float]]] = {}
+    for item in agent_scores:
+        agent, label, score = item if len(item) == 3 else (item[0], item[0], item[1])
+        by_agent.setdefault(agent, []).append((label, score))
+    traces = []
+    for i, (agent, points) in enumerate(by_agent.items()):
+        xs, symbols, hover = [], [], []
+        symbol = AGENT_SYMBOLS[i % len(AGENT_SYMBOLS)]
+        for _label, score in points:
+            x, mark, note = score, symbol, ""
+            if shown is not None and score < shown[0]:
+                x, mark, note = shown[0], "triangle-left", " (beyond the axis)"
+            elif shown is not None and score > shown[1]:
+                x, mark, note = shown[1], "triangle-right", " (beyond the axis)"
+            xs.append(x)
+            symbols.append(mark)
+            hover.append(f"{format_score(score)}{note}")
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "yaxis": "y2",
+                "x": xs,
+                "y": [AGENT_ROW * (1 + i % 12)] * len(xs),
+                "text": [label for label, _ in points],
+                "customdata": hover,
+                "name": agent,
+                "legendgroup": "agents",
+                "marker": {
+                    "symbol": symbols,
+                    "size": 11,
+                    "color": AGENT_COLOURS[i % len(AGENT_COLOURS)],
+                    "line": {"width": 1, "color": "#fff"},
+                },
+                "cliponaxis": False,
+                "hovertemplate": "%{text}: %{customdata}<extra></extra>",
+            }
+        )
+    return traces
 
 
 LABEL_ROW_PX = 18  # one row of medal-line labels (an 11 px label is 17 px high)

@@ -75,6 +75,10 @@ def argv(name: str, *, logfile: bool = False) -> list[str]:
             # path for every gunicorn of the user: a second one took it over, and stopping
             # either removed it. mleboard does not use it.
             "--no-control-socket",
+            # Its start-up lines (worker class, one per worker booted) say nothing a person
+            # acts on; ``make run`` prints the address. Warnings and errors still show.
+            "--log-level",
+            "warning",
         ]
     if name == "grading-worker":
         command = celery + [

@@ -161,6 +161,7 @@ AXES_FAILURE_LIMIT = env("MLEBOARD_LOGIN_FAILURE_LIMIT")
 AXES_COOLOFF_TIME = timedelta(minutes=env("MLEBOARD_LOGIN_COOLOFF_MINUTES")) or None
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False  # no "AXES: BEGIN …" line from every process that starts
 
 # The cache counts requests for the upload and re-grade throttles, so it must be shared by
 # all web processes: a folder under var/ (one host), or Redis with CACHE_URL.

@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from webapp import admin_links, api_docs, docs_site, status
 from webapp.competitions import views as competition_views
@@ -61,6 +63,9 @@ urlpatterns = [
     path("api/redoc/", api_docs.redoc_view, name="api-redoc"),
     path("docs/", docs_site.docs_page, name="docs"),
     path("docs/<path:path>", docs_site.docs_page, name="docs-page"),
+    path("api/redoc/redoc.standalone.js", api_docs.redoc_bundle, name="api-redoc-bundle"),
+    # Browsers (and the admin's pages, which name no icon) ask for /favicon.ico.
+    path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
 ]
 
 # Under /api/, an address no route takes is a JSON 404 like the API's own.

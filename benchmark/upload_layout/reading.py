@@ -39,6 +39,28 @@ def _refuse_duplicates(pairs: Iterable[tuple[str, int, str]]) -> None:
         seen[(cid, seed)] = where
 
 
+SUBMISSION_IN_RUN = "submission/submission.csv"
+
+
+def _refuse_run_folders_without_metadata(tree: UploadTree) -> None:
+    """Run folders (``<run>/submission/submission.csv``) in no run group: the refusal
+    names the ``metadata.json`` their run-group folder lacks."""
+    runs = sorted(
+        rel[: -len(SUBMISSION_IN_RUN) - 1]
+        for rel in tree.files
+        if rel.endswith("/" + SUBMISSION_IN_RUN)
+    )
+    if not runs:
+        return
+    groups = sorted({run.rpartition("/")[0] for run in runs})
+    where = [f"{g}/metadata.json" if g else "metadata.json" for g in groups]
+    raise UploadLayoutError(
+        f"metadata.json is missing: found {len(runs)} run folder{'s' if len(runs) != 1 else ''} "
+        f"({name_some(runs)}) but no metadata.json beside them; MLE-bench writes one per "
+        f"run-group folder, listing its runs. Add {name_some(where)} and upload again"
+    )
+
+
 def read_upload(
     root: Path | UploadTree,
     *,
@@ -105,6 +127,7 @@ def read_upload(
         )
         return UploadContents(REPORTS, reported=tuple(reported), warnings=tuple(warnings))
     else:
+        _refuse_run_folders_without_metadata(tree)
         raise UploadLayoutError(
             "found nothing to grade; looked for MLE-bench run-group folders (metadata.json "
             "with runs, and <competition>_<id>/submission/submission.csv run folders), a "

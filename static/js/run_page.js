@@ -166,7 +166,7 @@
     });
     var metrics = nodes.filter(function (n) { return !n.is_buggy && n.metric !== null; }).map(function (n) { return n.metric; });
     var lo = metrics.length ? Math.min.apply(null, metrics) : null, hi = metrics.length ? Math.max.apply(null, metrics) : null;
-    var dx = 22, dy = 48, pad = 18, r = 7;
+    var dx = 22, dy = 48, pad = 18, r = 7, labelGap = 12;
     var width = Math.max(1, column) * dx + 2 * pad, height = (maxDepth + 1) * dy + 2 * pad;
     var px = function (p) { return pad + p.x * dx + dx / 2; }, py = function (p) { return pad + p.y * dy + r; };
     var parts = ['<svg xmlns="' + SVGNS + '" width="' + width + '" height="' + height + '" role="img" aria-label="search tree">'];
@@ -177,10 +177,13 @@
     });
     nodes.forEach(function (n) {
       var p = pos[n.id];
-      var title = "step " + n.step + " · " + n.kind + (n.is_buggy ? " · buggy" : "") + (n.metric !== null ? " · metric " + n.metric : "") + (n.id === data.best ? " · best" : "");
+      var title = "step " + n.step + " · " + n.kind + (n.is_buggy ? " · buggy" : "") + (n.metric !== null ? " · metric " + window.mleboardNumbers.formatScore(n.metric) : "") + (n.id === data.best ? " · best" : "");
       parts.push('<circle data-id="' + esc(n.id) + '" class="node ' + n.kind + (n.is_buggy ? " buggy" : "") + (n.on_best_path ? " best-path" : "") + '" cx="' + px(p) + '" cy="' + py(p) + '" r="' + (n.id === data.best ? r + 3 : r) +
         '" fill="' + colourOf(n, lo, hi, data.maximize) + '" stroke="' + (n.is_buggy ? "#d73027" : n.on_best_path ? "#6a3d9a" : "#555") + '" stroke-width="' + (n.is_buggy || n.on_best_path ? 2.5 : 1) + '"><title>' + esc(title) + "</title></circle>");
       if (n.is_buggy) parts.push('<text x="' + px(p) + '" y="' + (py(p) + 3.5) + '" text-anchor="middle" font-size="9" fill="#d73027" pointer-events="none">×</text>');
+      // Its step under each node; the best node also gives its metric.
+      var label = String(n.step) + (n.id === data.best && n.metric !== null ? " · " + window.mleboardNumbers.formatScore(n.metric) : "");
+      parts.push('<text class="node-label" x="' + px(p) + '" y="' + (py(p) + r + labelGap) + '" text-anchor="middle">' + esc(label) + "</text>");
     });
     parts.push("</svg>");
     treeBox.innerHTML = parts.join("");
@@ -199,7 +202,7 @@
     box.textContent = "Loading node " + id + "…";
     getJson(root.dataset.trajectory + "?node=" + encodeURIComponent(id)).then(function (n) {
       box.innerHTML = "<h3>Step " + n.step + " · " + esc(n.kind) + (n.is_buggy ? " · <span class='error'>buggy</span>" : "") +
-        " · metric " + (n.metric === null ? "—" : esc(n.metric)) + (n.exec_time !== null ? " · ran " + n.exec_time.toFixed(1) + " s" : "") + "</h3>" +
+        " · metric " + (n.metric === null ? "—" : esc(window.mleboardNumbers.formatScore(n.metric))) + (n.exec_time !== null ? " · ran " + n.exec_time.toFixed(1) + " s" : "") + "</h3>" +
         "<h4>Plan</h4><pre class='node-plan'>" + esc(n.plan || "—") + "</pre>" +
         "<h4>Code</h4><div class='node-code'>" + n.code_html + "</div>" +
         "<h4>Execution output</h4><pre class='node-output'>" + esc(n.term_out || "—") + "</pre>" +

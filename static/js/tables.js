@@ -21,19 +21,35 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
     });
   });
 });
-// The compare picker: two or more ticked rows -> /compare/?experiments=a,b
+// The compare picker: ticked rows -> /compare/?experiments=a,b. The bar under the table
+// sticks to the bottom of the window and counts the selection (W&B tables' style).
 (function () {
   var form = document.getElementById("compare-form");
   if (!form) return;
   var button = document.getElementById("compare-button");
+  var count = document.getElementById("compare-count");
+  var clear = document.getElementById("compare-clear");
+  var hint = document.getElementById("compare-hint");
   function picked() {
     return Array.prototype.map.call(form.querySelectorAll(".compare-pick:checked"), function (c) { return c.value; });
   }
-  form.addEventListener("change", function () { button.disabled = picked().length < 2; });
+  function update() {
+    var n = picked().length;
+    count.textContent = n;
+    button.disabled = n < 2;
+    clear.hidden = n === 0;
+    hint.textContent = n >= 2 ? "" : (n === 1 ? "Tick one more row." : "Tick two or more rows.");
+  }
+  form.addEventListener("change", update);
+  clear.addEventListener("click", function () {
+    form.querySelectorAll(".compare-pick:checked").forEach(function (c) { c.checked = false; });
+    update();
+  });
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     // The subset shown (the clean one) is kept.
     var clean = form.querySelector("input[name=clean]");
     window.location = form.action + "?experiments=" + picked().join(",") + (clean ? "&clean=" + clean.value : "");
   });
+  update();
 })();

@@ -58,12 +58,56 @@
     status.className = isError ? "notice warn" : "muted";
   }
 
+  // A message beside a field (its own row of the form), or none.
+  function fieldError(name, text) {
+    var input = form.querySelector("[name=" + name + "]");
+    var id = "field-error-" + name;
+    var box = document.getElementById(id);
+    if (!text) { if (box) box.remove(); return; }
+    if (!box) {
+      box = document.createElement("ul");
+      box.id = id;
+      box.className = "errorlist field-error";
+      input.insertAdjacentElement("afterend", box);
+    }
+    box.replaceChildren(Object.assign(document.createElement("li"), {textContent: text}));
+  }
+
+  // What an archive's first bytes must be for its name (the server checks the same way;
+  // here a wrong file is refused before a byte is sent). Other names, and plain tars (an
+  // old tar has no magic bytes): the server decides.
+  var MAGIC = [
+    [/\.zip$/i, "a zip archive", function (b) { return b[0] === 0x50 && b[1] === 0x4b && (b[2] === 3 || b[2] === 5); }],
+    [/\.(tar\.gz|tgz|gz)$/i, "a gzip file", function (b) { return b[0] === 0x1f && b[1] === 0x8b; }],
+    [/\.(tar\.bz2|tbz2?|bz2)$/i, "a bzip2 file", function (b) { return b[0] === 0x42 && b[1] === 0x5a && b[2] === 0x68; }],
+    [/\.(tar\.xz|txz|xz)$/i, "an xz file", function (b) { return b[0] === 0xfd && b[1] === 0x37 && b[2] === 0x7a && b[3] === 0x58 && b[4] === 0x5a; }],
+  ];
+  function checkMagic(file) {
+    var rule = MAGIC.filter(function (r) { return r[0].test(file.name); })[0];
+    if (!rule) return Promise.resolve("");
+    return file.slice(0, 512).arrayBuffer().then(function (buffer) {
+      var bytes = Array.prototype.slice.call(new Uint8Array(buffer));
+      if (rule[2](bytes)) return "";
+      return "“" + file.name + "” is not " + rule[1] + ": its first bytes say otherwise" +
+        (file.size ? "" : " (the file is empty)") + ". Choose the archive itself.";
+    });
+  }
+
   form.addEventListener("submit", function (event) {
     var file = form.querySelector("input[name=archive]").files[0];
     if (!file) return;  // let the form say what is missing
     event.preventDefault();
     var meta;
-    try { meta = metadata(); } catch (e) { say(e.message, true); return; }
+    fieldError("seeds", "");
+    try { meta = metadata(); } catch (e) { fieldError("seeds", e.message); say(e.message, true); return; }
+    checkMagic(file).then(function (wrong) {
+      fieldError("archive", wrong);
+      if (wrong) { say(wrong, true); return; }
+      send(file, meta);
+    });
+  });
+
+  function send(file, meta) {
     var page = null;
     button.disabled = true;
     box.hidden = false;
@@ -99,6 +143,6 @@
       if (previous.length) upload.resumeFromPreviousUpload(previous[0]);
       upload.start();
     });
-  });
+  }
   showUnfinished();
 })();

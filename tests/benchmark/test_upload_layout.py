@@ -436,3 +436,14 @@ def test_malformed_metadata_json_is_named_with_what_is_wrong(tmp_path, metadata,
     text = str(caught.value)
     assert "2024-10-01_run-group_aide/metadata.json" in text and message in text
     assert "found nothing to grade" not in text
+
+
+def test_run_folders_without_metadata_json_are_refused_naming_the_missing_file(tmp_path):
+    files = build.run_group_files("2024-10-01_run-group_aide", [A, B])
+    del files["2024-10-01_run-group_aide/metadata.json"]
+    with pytest.raises(UploadLayoutError) as caught:
+        read(tree(tmp_path, files))
+    text = str(caught.value)
+    assert text.startswith("metadata.json is missing: found 2 run folders")
+    assert "Add 2024-10-01_run-group_aide/metadata.json" in text
+    assert "found nothing to grade" not in text

@@ -169,10 +169,15 @@ def test_published_leaderboard_and_comparing_two_published_entries(page, live_se
     entries = entries_from_yaml(DEFAULT.read_text(encoding="utf-8"))
     page.goto(live_server.url + "/")
     table = page.locator("#leaderboard").inner_text()
+    titles = page.locator("#leaderboard td[data-split]").evaluate_all(
+        "cells => cells.map(c => c.title).join('\\n')"
+    )
     for entry in entries:
         assert entry.agent in table
         for figure in entry.figures.values():
-            assert f"{figure.mean:.2f}" in table and f"± {figure.standard_error:.2f}" in table
+            # To the site's one decimal, and as printed on hover.
+            assert f"{figure.mean:.1f}" in table and f"± {figure.standard_error:.1f}" in table
+            assert f"as published: {figure.mean} ± {figure.standard_error}" in titles
     notes = page.locator("#leaderboard-footnotes").inner_text()
     assert "padding incomplete seeds" in notes
     shot(page, "published-leaderboard")
@@ -189,8 +194,8 @@ def test_published_leaderboard_and_comparing_two_published_entries(page, live_se
     assert "unpaired: from published figures" in verdicts
     rows = page.locator("table.unpaired-comparison tbody tr")
     assert rows.count() == 4  # All, Low, Medium, High
-    # All: 30.22 ± 0.89 vs 29.33 ± 0.77 -> +0.89, 95% interval -1.42 to 3.20
-    assert "0.89" in rows.nth(0).inner_text() and "-1.42 to 3.20" in rows.nth(0).inner_text()
+    # All: 30.22 ± 0.89 vs 29.33 ± 0.77 -> +0.89, 95% interval -1.42 to 3.20 (one decimal)
+    assert "0.9" in rows.nth(0).inner_text() and "-1.4 to 3.2" in rows.nth(0).inner_text()
     page.wait_for_selector("#compare-split-bars[data-rendered=true]", timeout=15000)
     assert page.locator("#compare-split-bars g.trace.bars").count() == 2
     assert "no competition in common" not in page.content()

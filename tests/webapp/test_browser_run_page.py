@@ -40,8 +40,13 @@ def test_run_page_logs_code_and_aide_tree(page, live_server, media, django_user_
     assert page.locator("#best-curve polyline").count() == 1
     shot(page, "run-page-top")
 
+    # Every node has its step as a label; the node's panel is beside the tree, not below.
+    assert page.locator("#tree text.node-label").count() == 200
+    assert "Click a node" in page.inner_text("#node-detail")
     page.click("#tree circle[data-id='n199']")
     page.wait_for_selector("#node-detail[data-node='n199']")
+    tree, panel = page.locator("#tree").bounding_box(), page.locator("#node-detail").bounding_box()
+    assert panel["x"] >= tree["x"] + tree["width"] and panel["y"] < tree["y"] + tree["height"]
     assert "print(199)" in page.inner_text("#node-detail .node-code")
     assert "out 199" in page.inner_text("#node-detail .node-output")
     page.locator("#node-detail").scroll_into_view_if_needed()

@@ -442,3 +442,20 @@ def test_compose_runs_each_process_as_make_run_does():
 def test_serve_script_starts_the_processes_under_a_supervisor():
     script = (REPO_ROOT / "scripts" / "serve.sh").read_text()
     assert 'exec "$BIN/python" -m webapp.processes serve' in script
+
+
+def test_processes_start_quietly():
+    """Starting says nothing a person acts on: no "AXES: BEGIN …" from every process
+    (django-axes), no line per gunicorn worker booted (its warnings and errors still show)."""
+    web = processes_argv("web")
+    assert web[web.index("--log-level") + 1] == "warning"
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=REPO_ROOT,
+        env={**os.environ, "SECRET_KEY": "k" * 50},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "AXES" not in done.stdout + done.stderr

@@ -438,7 +438,14 @@ def test_swagger_and_redoc_are_local_and_link_back(client):
         html = client.get(reverse(name)).content.decode()
         assert 'id="site-bar"' in html and f'href="{reverse("home")}"' in html, name
         assert not re.search(r'(src|href)="https?://', html), name  # no CDN, no web fonts
-    assert "drf_spectacular_sidecar/redoc" in client.get(reverse("api-redoc")).content.decode()
+    assert reverse("api-redoc-bundle") in client.get(reverse("api-redoc")).content.decode()
+    # Redoc's bundle, served with the site's icon in place of its logo on Redocly's CDN.
+    bundle = client.get(reverse("api-redoc-bundle"))
+    assert bundle.status_code == 200 and bundle["Content-Type"].startswith("text/javascript")
+    body = bundle.content.decode()
+    assert "Redoc" in body and "cdn.redoc.ly" not in body and "img/favicon.svg" in body
+    # Browsers (the admin's pages name no icon) find /favicon.ico.
+    assert client.get("/favicon.ico").url.endswith("img/favicon.svg")
 
 
 # 14. 404 and 500 pages in the site's layout; the 500 page needs no database and no request.

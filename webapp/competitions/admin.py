@@ -12,6 +12,36 @@ from webapp.competitions.models import (
     PrivateLeaderboard,
     Split,
 )
+from webapp.numbers import format_score
+
+
+def _shown_score(field: str, label: str):
+    """A score or medal line as every page prints it (``webapp.numbers.format_score``)."""
+
+    @admin.display(description=label, ordering=field)
+    def shown(self, obj) -> str:
+        return format_score(getattr(obj, field))
+
+    shown.__name__ = f"{field}_shown"
+    return shown
+
+
+class ScoresShown:
+    """Medal lines to the metric's precision, never 0.13755499999999998."""
+
+    gold_threshold_shown = _shown_score("gold_threshold", "gold")
+    silver_threshold_shown = _shown_score("silver_threshold", "silver")
+    bronze_threshold_shown = _shown_score("bronze_threshold", "bronze")
+    median_threshold_shown = _shown_score("median_threshold", "median")
+    score_shown = _shown_score("score", "score")
+
+
+THRESHOLDS_SHOWN = [
+    "gold_threshold_shown",
+    "silver_threshold_shown",
+    "bronze_threshold_shown",
+    "median_threshold_shown",
+]
 
 
 class KnownIssueInline(admin.TabularInline):
@@ -31,7 +61,7 @@ class FamiliarityTextInline(admin.StackedInline):
     readonly_fields = ["sha256", "added_at"]
 
 
-class PrivateLeaderboardInline(admin.TabularInline):
+class PrivateLeaderboardInline(ScoresShown, admin.TabularInline):
     model = PrivateLeaderboard
     extra = 0
     can_delete = False
@@ -41,10 +71,7 @@ class PrivateLeaderboardInline(admin.TabularInline):
         "is_current",
         "source_format",
         "n_teams",
-        "gold_threshold",
-        "silver_threshold",
-        "bronze_threshold",
-        "median_threshold",
+        *THRESHOLDS_SHOWN,
         "is_synthetic",
         "created_at",
     ]
@@ -118,26 +145,23 @@ class KnownIssueAdmin(admin.ModelAdmin):
     search_fields = ["competition__slug", "note"]
 
 
-class LeaderboardEntryInline(admin.TabularInline):
+class LeaderboardEntryInline(ScoresShown, admin.TabularInline):
     model = LeaderboardEntry
     extra = 0
     can_delete = False
-    fields = ["position", "score", "team_id", "team_name", "submission_date"]
+    fields = ["position", "score_shown", "team_id", "team_name", "submission_date"]
     readonly_fields = fields
     max_num = 0
 
 
 @admin.register(PrivateLeaderboard)
-class PrivateLeaderboardAdmin(admin.ModelAdmin):
+class PrivateLeaderboardAdmin(ScoresShown, admin.ModelAdmin):
     list_display = [
         "competition",
         "version",
         "is_current",
         "n_teams",
-        "gold_threshold",
-        "silver_threshold",
-        "bronze_threshold",
-        "median_threshold",
+        *THRESHOLDS_SHOWN,
         "source_format",
         "is_synthetic",
     ]
@@ -150,15 +174,14 @@ class PrivateLeaderboardAdmin(admin.ModelAdmin):
         "version",
         "n_teams",
         "lower_is_better",
-        "gold_threshold",
-        "silver_threshold",
-        "bronze_threshold",
-        "median_threshold",
+        *THRESHOLDS_SHOWN,
         "sha256",
         "warnings",
         "source_format",
         "is_synthetic",
     ]
+    # The raw medal lines are shown formatted, read-only (``THRESHOLDS_SHOWN``).
+    exclude = ["gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold"]
     inlines = [LeaderboardEntryInline]
 
     def has_delete_permission(self, request, obj=None):

@@ -8,7 +8,7 @@ from webapp import figures
 from webapp.competitions import selectors
 from webapp.competitions.familiarity import competition_familiarity_rows, competition_texts
 from webapp.competitions.models import Competition
-from webapp.numbers import format_score, format_statistic
+from webapp.numbers import format_scores_alike, format_statistic
 from webapp.results.selectors import agent_scores_on_competition
 
 
@@ -34,10 +34,15 @@ def competition_detail(request, slug: str):
     figure = None
     thresholds = {}
     if board is not None:
-        thresholds = {
-            key: format_score(getattr(board, f"{key}_threshold"))
-            for key in ("gold", "silver", "bronze", "median")
-        }
+        keys = ("gold", "silver", "bronze", "median")
+        # To the same decimals, so that the medal lines read as one column.
+        thresholds = dict(
+            zip(
+                keys,
+                format_scores_alike([getattr(board, f"{k}_threshold") for k in keys]),
+                strict=True,
+            )
+        )
         figure = figures.leaderboard_distribution(
             selectors.competition_scores(board),
             {
@@ -48,7 +53,9 @@ def competition_detail(request, slug: str):
             },
             lower_is_better=board.lower_is_better,
             agent_scores=[
-                (row["label"], row["score"]) for row in agent_scores if row["score"] is not None
+                (row["experiment_name"], row["label"], row["score"])
+                for row in agent_scores
+                if row["score"] is not None
             ],
             population_label="Synthetic reference population"
             if board.is_synthetic

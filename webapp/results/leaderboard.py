@@ -15,7 +15,9 @@ from benchmark.splits import (
     split_label,
 )
 from webapp.jinja import url_for_each
+from webapp.numbers import format_percentage_number
 from webapp.results.aggregates import wants_clean_subset
+from webapp.results.models import Experiment
 from webapp.results.selectors import experiments_visible_to
 
 TRI_STATE_FILTERS = ("internet_access", "test_feedback", "source_available", "known_leakage")
@@ -169,7 +171,10 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
                 "known_leakage": row["known_leakage"],
                 "known_leakage_url": row["known_leakage_url"],
                 "known_leakage_note": row["known_leakage_note"],
-                "grading_reports_available": row["grading_reports_available"],
+                # Graded here: the reports are on this site, whatever the flag says.
+                "grading_reports_available": True
+                if row["source"] in Experiment.GRADED_HERE
+                else row["grading_reports_available"],
                 "notes": list(row["published_notes"] or []),
                 "obfuscated_descriptions": row["obfuscated_descriptions"],
                 "integrity": {
@@ -435,8 +440,7 @@ def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[
 
     rows = []
     for e in entries:
-        # Published figures as printed (two decimals); ours to one.
-        digits = 2 if e["figures_source"] == "published" else 1
+        published = e["figures_source"] == "published"
         cells = []
         for split in shown:
             value = e["splits"].get(split)
@@ -444,8 +448,14 @@ def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[
                 {
                     "split": split,
                     "sort": value["mean"] if value else -1,
-                    "mean": f"{value['mean']:.{digits}f}" if value else "",
-                    "standard_error": f"{value['standard_error']:.{digits}f}" if value else "",
+                    "mean": format_percentage_number(value["mean"]) if value else "",
+                    "standard_error": format_percentage_number(value["standard_error"])
+                    if value
+                    else "",
+                    # Every figure to the site's precision; a published one as printed too.
+                    "as_printed": f"as published: {value['mean']} ± {value['standard_error']}"
+                    if value and published
+                    else "",
                     "marks": marks(_figure_notes(e, split)),
                 }
             )
@@ -456,7 +466,8 @@ def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[
             n = ran.get("n_competitions")
             ran_note = (
                 f"{RAN.label}{f' ({n})' if n else ''}: "
-                f"{ran['mean']:.{digits}f} ± {(ran.get('standard_error') or 0):.{digits}f}"
+                f"{format_percentage_number(ran['mean'])} ± "
+                f"{format_percentage_number(ran.get('standard_error') or 0)}"
             )
         conditions, conditions_title, conditions_sort = _conditions(e, marks(_leak_notes(e)))
         rows.append(

@@ -59,6 +59,9 @@ class Experiment(models.Model):
         REPORTED = "reported", "Reported (imported reports)"
         REFERENCE = "reference", "Synthetic reference (demo)"
 
+    # Sources whose runs were graded by this site: their grading reports exist here.
+    GRADED_HERE = frozenset({Source.VERIFIED, Source.REFERENCE})
+
     agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="experiments")
     name = models.CharField(max_length=200)
     owner = models.ForeignKey(

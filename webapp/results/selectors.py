@@ -2,7 +2,7 @@
 recomputes figures from thousands of reports per request."""
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from benchmark.medals import medal_level
@@ -166,6 +166,7 @@ def agent_scores_on_competition(competition, *, user) -> list[dict]:
     return [
         {
             "experiment_id": r.experiment_id,
+            "experiment_name": r.experiment.name,
             "label": f"{r.experiment.name} (seed {r.seed})",
             "seed": r.seed,
             "score": r.score,
@@ -547,6 +548,17 @@ def _pairwise_comparisons(
             result = {"a": base.name, "b": other.name, "error": str(exc)}
         results.append({**result, "kind": "paired" if paired else "unpaired"})
     return results
+
+
+COMPARE_PICK_LIMIT = 200
+
+
+def experiments_to_pick(user) -> list[Experiment]:
+    """What the compare page offers to pick when nothing is chosen: the experiments
+    ``user`` may see, the most recent run first, at most ``COMPARE_PICK_LIMIT`` (the leaderboard's
+    filters find older ones)."""
+    newest = (F("date").desc(nulls_last=True), "-created_at", "-pk")
+    return list(experiments_visible_to(user).order_by(*newest)[:COMPARE_PICK_LIMIT])
 
 
 def experiments_chosen(user, raw_ids: str) -> tuple[list[Experiment], list[int]]:

@@ -78,12 +78,19 @@ class UploadForm(forms.Form):
         for key in ("internet_access", "test_feedback"):
             if data.get(key):
                 raw[key] = data[key] == "true"
-        if data.get("seeds"):
-            try:
-                raw["seeds"] = parse_json(data["seeds"])
-            except ValueError as exc:
-                raise ValueError(f"seeds is not valid JSON: {exc}") from None
+        if data.get("seeds") is not None:
+            raw["seeds"] = data["seeds"]
         return upload_metadata(raw)
+
+    def clean_seeds(self):
+        """The seeds as JSON, or None; a mistake is said beside the field."""
+        text = self.cleaned_data.get("seeds")
+        if not text:
+            return None
+        try:
+            return parse_json(text)
+        except ValueError as exc:
+            raise forms.ValidationError(f"seeds is not valid JSON: {exc}") from None
 
 
 @login_required
@@ -116,13 +123,23 @@ def upload_new(request):
             if upload is not None:
                 return redirect(upload.get_absolute_url())
         else:
-            if created.metadata_ignored:
+            if created.refused:
+                messages.error(request, created.note)
+            elif created.metadata_ignored:
                 messages.warning(request, created.note)
             elif created.duplicate:
                 messages.info(request, created.note)
             return redirect(created.upload.get_absolute_url())
     # A form sent back with what is wrong answers 400 (the messages say why).
     status = 400 if request.method == "POST" else 200
+    chosen = request.FILES.get("archive")
+    if chosen is not None:
+        # A browser never keeps a chosen file when the form comes back: ask again, by name.
+        # (the bound field keeps its own copy of the help text, made when it was first used)
+        form["archive"].help_text = (
+            f"You chose “{chosen.name}”: choose it again (a browser does not keep a file "
+            "when the form comes back)."
+        )
     return render(
         request,
         "results/upload_new.html",

@@ -72,6 +72,9 @@ class UploadCreated:
     upload: Upload
     duplicate: bool
     resumed: bool = False  # a duplicate whose earlier upload failed or stalled, sent again
+    # A duplicate of an upload refused for what the archive is: the same bytes fail the
+    # same way, so it is not processed again.
+    refused: bool = False
     # A duplicate sent with other metadata: the earlier upload's metadata is kept.
     metadata_ignored: bool = False
 
@@ -80,11 +83,19 @@ class UploadCreated:
         """What to tell the person about a duplicate, or ""."""
         if not self.duplicate:
             return ""
-        text = (
-            "You uploaded this archive before and it did not finish: it is being processed again."
-            if self.resumed
-            else "You uploaded this archive before (same checksum): here is that upload."
-        )
+        if self.refused:
+            text = (
+                "You uploaded this archive before and it was refused: "
+                f"{self.upload.error.rstrip('.')}. The same file fails the same way: fix the archive, "
+                "then upload the new one."
+            )
+        elif self.resumed:
+            text = (
+                "You uploaded this archive before and it did not finish: it is being "
+                "processed again."
+            )
+        else:
+            text = "You uploaded this archive before (same checksum): here is that upload."
         if self.metadata_ignored:
             text += (
                 " The metadata sent now differs from that upload's and was not applied: the "
@@ -151,10 +162,12 @@ def upload_store(
     raised."""
     existing = Upload.objects.filter(owner=owner, sha256=sha256).first()
     if existing is not None:
+        refused = _refused_for_its_archive(existing)
         return UploadCreated(
             existing,
             duplicate=True,
-            resumed=upload_resume(existing),
+            resumed=not refused and upload_resume(existing),
+            refused=refused,
             metadata_ignored=(metadata or {}) != (existing.metadata or {}),
         )
     name = Path(name or "archive").name or "archive"
@@ -191,6 +204,20 @@ def upload_store(
 
     send_on_commit(process_upload_task, upload.pk, Upload)
     return UploadCreated(upload, duplicate=False)
+
+
+def _refused_for_its_archive(upload: Upload) -> bool:
+    """A failed upload whose archive the inspection refuses (not an archive, unsafe,
+    over a limit): sending the same bytes again cannot succeed."""
+    if upload.status != Upload.Status.FAILED or not upload.archive:
+        return False
+    try:
+        inspect_archive(Path(upload.archive.path), archive_limits())
+    except ArchiveRefused:
+        return True
+    except OSError:  # the stored file is gone: let the resume say what it finds
+        return False
+    return False
 
 
 def _shortened(name: str, max_bytes: int) -> str:

@@ -174,9 +174,11 @@ def compare(request):
     chosen, missing = selectors.experiments_chosen(request.user, raw)
     context = {"experiments": chosen, "raw": raw, "missing": missing}
     if len(chosen) < 2:
-        context["error"] = (
-            "Pick two or more experiments you can see (from the leaderboard), e.g. /compare/?experiments=3,7."
-        )
+        # Not a dead end: the experiments one may pick from, ticked where already chosen.
+        context["pickable"] = selectors.experiments_to_pick(request.user)
+        context["picked"] = {e.pk for e in chosen}
+        if raw:
+            context["error"] = "Pick two or more experiments you can see."
         return render(request, "results/compare.html", context, status=200 if not raw else 400)
     clean = wants_clean_subset(request.GET)
     context["clean"] = clean

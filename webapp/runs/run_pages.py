@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.liveness.services import GRADING_QUEUE, no_worker_note
-from webapp.numbers import format_score
+from webapp.numbers import format_scores_alike
 from webapp.results.models import Run
 from webapp.results.selectors import medal_of
 from webapp.runs import run_files, selectors
@@ -68,16 +68,22 @@ def grade_of(ref: RunRef) -> dict | None:
             "bronze": report.bronze_threshold,
             "median": report.median_threshold,
         },
-        # As pages print them (no float noise); the API keeps the raw values above.
-        "thresholds_text": {
-            name: format_score(value)
-            for name, value in (
-                ("gold", report.gold_threshold),
-                ("silver", report.silver_threshold),
-                ("bronze", report.bronze_threshold),
-                ("median", report.median_threshold),
+        # As pages print them (no float noise, all to the same decimals); the API keeps
+        # the raw values above.
+        "thresholds_text": dict(
+            zip(
+                ("gold", "silver", "bronze", "median"),
+                format_scores_alike(
+                    (
+                        report.gold_threshold,
+                        report.silver_threshold,
+                        report.bronze_threshold,
+                        report.median_threshold,
+                    )
+                ),
+                strict=True,
             )
-        },
+        ),
         "medal": medal_of(report),
         "above_median": report.above_median,
         "percentile": report.percentile,
