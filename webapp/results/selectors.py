@@ -5,7 +5,7 @@ from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
-from benchmark.splits import SPLIT_PREFERENCE, default_split
+from benchmark.splits import SPLIT_PREFERENCE, default_split, split_label
 from webapp.numbers import format_score
 from webapp.results.models import Experiment, GradeReport, Run, Upload
 from webapp.visibility import actionable, visible_to
@@ -479,6 +479,19 @@ def any_medal_by_split(experiment: Experiment) -> dict:
                 "footnotes": value.get("footnotes", []),
                 "source": "published",
             }
+    return out
+
+
+def any_medal_texts(experiment: Experiment) -> list[str]:
+    """Any Medal % per split as the leaderboard prints it ("Low (Lite) 34.1 ± 6.8"): one
+    decimal for figures graded here, two for figures as published."""
+    out = []
+    for split, value in any_medal_by_split(experiment).items():
+        digits = 2 if value["source"] == "published" else 1
+        out.append(
+            f"{split_label(split)} {value['mean']:.{digits}f} ± "
+            f"{value['standard_error']:.{digits}f}"
+        )
     return out
 
 
