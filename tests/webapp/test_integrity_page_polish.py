@@ -74,3 +74,18 @@ def test_an_excerpt_opens_the_file_in_the_code_viewer(page, live_server, alice):
     page.wait_for_selector("#code-view .highlight, #code-view pre")
     assert "code/solution.py" in page.inner_text("#code-view")
     assert page.console_errors == []
+
+
+def test_no_template_prints_timesince_ago():
+    """``{{ t|timesince }} ago`` reads "0 minutes ago" for a moment ago: use ``|ago``."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    offenders = [
+        str(path.relative_to(root))
+        for folder in ("templates", "webapp")
+        for path in (root / folder).rglob("*.html")
+        if re.search(r"timesince\s*\}\}\s*ago", path.read_text())
+    ]
+    assert offenders == [], "use the |ago filter (webapp.wording.ago): " + ", ".join(offenders)

@@ -27,7 +27,6 @@ from webapp.integrity.models import RunCheck
 from webapp.integrity.reasons import Viewer, peer_for, reasons_for
 from webapp.runs import run_files
 from webapp.visibility import Perm, has_perm, may
-from webapp.wording import ago
 
 SIDE_MAX_LINES = 3000
 FRAGMENT_COLOURS = 6
@@ -148,8 +147,6 @@ def run_check_page(request, run_id: int):
             "check": check,
             "reasons": reasons_for(check, viewer),
             "findings": _findings(check, reverse("run-page-result", args=[ref.run.pk])),
-            "checked_ago": ago(check.checked_at) if check else "",
-            "decided_ago": ago(check.decided_at) if check else "",
             "sees_references": viewer.references,
             "sees_all_runs": viewer.all_runs,
             "may_review": may(request.user, "review", ref.run),
