@@ -121,6 +121,11 @@ def test_my_work_in_the_browser(page, live_server, alice, bob, tmp_path):
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 1300, width
     shot(page, "my-work")
+    # On a phone the page keeps its width; a wide table scrolls inside its box.
+    page.set_viewport_size({"width": 390, "height": 800})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    shot(page, "my-work-phone")
+    page.set_viewport_size({"width": 1300, "height": 900})
     page.click("#my-work-uploads >> text=see why it failed")
     assert "not an archive" in page.content()
     assert page.console_errors == []
