@@ -114,3 +114,22 @@ def test_review_queue_shows_figures_and_integrity(admin_client, admin_user, impo
     assert "44 checked · 2 flagged · 1 disqualified" in html
     assert "not checked" in html  # mlab-gpt4o's runs
     assert "Any Medal % (mean ± SEM)" in html
+
+
+def test_review_queue_in_the_browser(page, live_server, admin_user, imported):
+    from .conftest import shot
+    from .test_browser_flows import sign_in
+
+    _unpublished_and_owned(admin_user)
+    sign_in(page, live_server, admin_user.username, "password", "/admin/")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(live_server.url + reverse("admin:results_reviewqueue_changelist"))
+    assert page.locator("#result_list thead th").count() == 7  # the checkbox and six
+    assert "not checked" in page.inner_text("#result_list")
+    shot(page, "admin-review-queue")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    # Every column in view: the results box does not scroll sideways.
+    assert page.evaluate(
+        "(() => { const r = document.querySelector('.results');"
+        " return r.scrollWidth <= r.clientWidth; })()"
+    )

@@ -1,5 +1,7 @@
 from django.contrib import admin
 from django.db.models import Count
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 
 from webapp.results.models import (
     Agent,
@@ -175,16 +177,9 @@ class ReviewQueueAdmin(ExperimentAdmin):
     """Unpublished experiments with what a curator decides on: the figures, how many runs
     were graded, and the integrity checks' state."""
 
-    list_display = [
-        "name",
-        "agent",
-        "source",
-        "owner",
-        "any_medal",
-        "reports",
-        "integrity",
-        "created_at",
-    ]
+    # What decides, and no more: the admin's sidebar and filters leave some 600 px at 1,280.
+    list_display = ["name", "owner", "any_medal", "reports", "integrity", "uploaded"]
+    list_filter = ["source", "agent__scaffold", "agent__model", "internet_access", "known_leakage"]
     list_select_related = ["agent__scaffold", "agent__model", "owner", "aggregate"]
 
     def get_queryset(self, request):
@@ -192,7 +187,12 @@ class ReviewQueueAdmin(ExperimentAdmin):
 
     @admin.display(description="Any Medal % (mean ± SEM)")
     def any_medal(self, obj):
-        return " · ".join(any_medal_texts(obj)) or "—"
+        texts = any_medal_texts(obj)  # a split a line
+        return format_html_join(mark_safe("<br>"), "{}", ((t,) for t in texts)) if texts else "—"
+
+    @admin.display(description="uploaded", ordering="created_at")
+    def uploaded(self, obj):
+        return obj.created_at.date().isoformat()
 
     @admin.display(description="reports", ordering="aggregate__n_reports")
     def reports(self, obj):
