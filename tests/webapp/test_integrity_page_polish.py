@@ -76,8 +76,14 @@ def test_an_excerpt_opens_the_file_in_the_code_viewer(page, live_server, alice):
     assert page.console_errors == []
 
 
-def test_no_template_prints_timesince_ago():
-    """``{{ t|timesince }} ago`` reads "0 minutes ago" for a moment ago: use ``|ago``."""
+@pytest.mark.parametrize(
+    "pattern, why",
+    [
+        (r"timesince\s*\}\}\s*ago", '"0 minutes ago" for a moment ago: use the |ago filter'),
+        (r'\|cut:"_"', 'a key without its underscores ("externalllm") is no label: give one'),
+    ],
+)
+def test_no_template_prints_raw_words(pattern, why):
     import re
     from pathlib import Path
 
@@ -86,6 +92,6 @@ def test_no_template_prints_timesince_ago():
         str(path.relative_to(root))
         for folder in ("templates", "webapp")
         for path in (root / folder).rglob("*.html")
-        if re.search(r"timesince\s*\}\}\s*ago", path.read_text())
+        if re.search(pattern, path.read_text())
     ]
-    assert offenders == [], "use the |ago filter (webapp.wording.ago): " + ", ".join(offenders)
+    assert offenders == [], f"{why}: {', '.join(offenders)}"
