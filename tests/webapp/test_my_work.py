@@ -129,3 +129,18 @@ def test_my_work_in_the_browser(page, live_server, alice, bob, tmp_path):
     page.click("#my-work-uploads >> text=see why it failed")
     assert "not an archive" in page.content()
     assert page.console_errors == []
+
+
+@pytest.mark.parametrize(
+    "counts, text, key",
+    [
+        ({}, "no runs", "queued"),
+        ({"queued": 1, "completed": 1}, "1 of 2 runs finished", "processing"),
+        ({"completed": 1, "other": 2}, "2 of 3 runs did not complete", "failed"),
+        ({"completed": 3}, "all 3 runs completed", "graded"),
+    ],
+)
+def test_a_launch_status_in_words(counts, text, key):
+    from webapp.results.my_work import _launch_status
+
+    assert _launch_status(counts) == (text, key)
