@@ -5,6 +5,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from webapp import admin_links, api_docs, docs_site, status
+from webapp.accounts import views as account_views
 from webapp.competitions import views as competition_views
 from webapp.results import analysis_pages, upload_views
 from webapp.results import views as result_views
@@ -34,6 +35,7 @@ urlpatterns = [
         name="experiment-failure-runs",
     ),
     path("compare/", result_views.compare, name="compare"),
+    path("me/", account_views.my_work, name="my-work"),
     path("uploads/", upload_views.upload_list, name="upload-list"),
     path("uploads/new/", upload_views.upload_new, name="upload-new"),
     path("uploads/<int:pk>/", upload_views.upload_detail, name="upload-detail"),

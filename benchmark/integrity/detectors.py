@@ -35,6 +35,18 @@ HAND_WRITTEN = "hand_written_submission"
 EXTERNAL_LLM = "external_llm"
 UNAUTHORIZED = "unauthorized_resource"
 CHECKS = (HAND_WRITTEN, EXTERNAL_LLM, UNAUTHORIZED)
+# What each check is called on pages and in reasons.
+CHECK_LABELS = {
+    HAND_WRITTEN: "Hand-written submission",
+    EXTERNAL_LLM: "External LLM use",
+    UNAUTHORIZED: "Unauthorized resource",
+}
+
+
+def check_label(check: str) -> str:
+    """The label of ``check``; an unknown key (an older detector's) in words."""
+    return CHECK_LABELS.get(check) or check.replace("_", " ").capitalize()
+
 
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a longer file is read up to this many bytes
 CODE_SUFFIXES = {".py", ".ipynb", ".sh", ".bash", ".r"}

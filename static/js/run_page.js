@@ -94,6 +94,13 @@
       view.dataset.loaded = path;
     }).catch(function (e) { view.textContent = "Cannot read " + path + ": " + e.message; });
   });
+  // A link to "#code=<path>" (an integrity finding's excerpt) opens that file.
+  var wantedCode = /^#code=(.+)$/.exec(location.hash);
+  if (wantedCode) {
+    var wantedPath = decodeURIComponent(wantedCode[1]);
+    var codeLink = Array.prototype.find.call(document.querySelectorAll("a.open-code"), function (a) { return a.dataset.path === wantedPath; });
+    if (codeLink) { codeLink.click(); document.getElementById("code-view").scrollIntoView(); }
+  }
 
   // ---- other agents' logs: JSON-lines events as a timeline of steps
   var timeline = document.getElementById("timeline-events");

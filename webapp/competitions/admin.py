@@ -188,7 +188,9 @@ class PrivateLeaderboardAdmin(ScoresShown, admin.ModelAdmin):
         return False
 
 
-admin.site.register(Split)
+@admin.register(Split)
+class SplitAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "order"]
 
 
 @admin.register(Familiarity)

@@ -9,7 +9,10 @@ from webapp.competitions import selectors
 from webapp.competitions.familiarity import competition_familiarity_rows, competition_texts
 from webapp.competitions.models import Competition
 from webapp.numbers import format_scores_alike, format_statistic
-from webapp.results.selectors import agent_scores_on_competition
+from webapp.results.selectors import agent_scores_on_competition, experiments_on_competition
+
+# Where an MLE-bench competition was held (MLE-bench's ids are Kaggle's).
+KAGGLE_URL = "https://www.kaggle.com/competitions/{slug}"
 
 
 def competition_list(request):
@@ -71,6 +74,8 @@ def competition_detail(request, slug: str):
             "figure": figure,
             "thresholds": thresholds,
             "agent_scores": agent_scores,
+            "experiments_run": experiments_on_competition(agent_scores),
+            "kaggle_url": "" if competition.is_demo else KAGGLE_URL.format(slug=competition.slug),
             "known_issues": selectors.competition_known_issues(competition),
             "familiarity": _familiarity_rows(competition),
             "familiarity_texts": competition_texts(competition),

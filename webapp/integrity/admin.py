@@ -20,6 +20,7 @@ from webapp.integrity.models import (
 from webapp.integrity.reasons import Viewer, reasons_for
 from webapp.integrity.references import ReferencesRefused, read_references_zip, read_template
 from webapp.visibility import Perm, VisibleInAdmin, has_perm
+from webapp.wording import counted
 
 MAX_TEMPLATE_BYTES = 2 * 1024**2
 
@@ -96,11 +97,12 @@ class ReferenceCorpusAdmin(VisibleInAdmin, admin.ModelAdmin):
             note=form.cleaned_data.get("note", ""),
             user=request.user,
         )
-        obj.pk = corpus.pk
+        # The admin's "… was added" names ``obj``: it is the stored corpus from here on.
+        obj.pk, obj.version, obj.is_current = corpus.pk, corpus.version, corpus.is_current
         messages.info(
             request,
-            f"{corpus}: {corpus.files.count()} files; the competition's graded runs are being "
-            "checked against it.",
+            f"{corpus}: {counted(corpus.files.count(), 'file')}; the competition's graded runs "
+            "are being checked against it.",
         )
 
     def get_inlines(self, request, obj):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from benchmark.integrity.detectors import check_label
 from webapp.results.models import Run
 from webapp.visibility import Perm, can_see, has_perm
 
@@ -100,7 +101,7 @@ def reason_text(fact, viewer: Viewer) -> str:
         return f"{_percent(fact['similarity'])} similar to {named} (threshold {_percent(fact['threshold'])})"
     if kind == RULE:
         count = int(fact["findings"])
-        return f"{fact['check'].replace('_', ' ')}: {count} finding{'s' if count != 1 else ''}"
+        return f"{check_label(fact['check'])}: {count} finding{'s' if count != 1 else ''}"
     if kind == LLM:
         return f"LLM review says yes to {fact['question'].replace('_', ' ')}"
     return "a reason"

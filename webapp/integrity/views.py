@@ -9,14 +9,18 @@ others read the figures and "a run you cannot see". Deciding takes
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from benchmark.integrity.detectors import check_label
 from benchmark.integrity.winnowing import source_text
 from webapp.integrity import services
 from webapp.integrity.forms import RunCheckDecisionForm
@@ -27,6 +31,16 @@ from webapp.visibility import Perm, has_perm, may
 
 SIDE_MAX_LINES = 3000
 FRAGMENT_COLOURS = 6
+# A shared fragment is coloured in the code when it spans at least this many lines on
+# each side: a low similarity is many one-line matches (imports, ``pd.read_csv``) that
+# would colour almost every line and hide what is actually shared. Shorter ones are
+# counted under the code.
+FRAGMENT_MIN_LINES = 3
+
+
+def _spans(fragment: dict) -> bool:
+    (a0, a1), (b0, b1) = fragment["a_lines"], fragment["b_lines"]
+    return a1 - a0 + 1 >= FRAGMENT_MIN_LINES and b1 - b0 + 1 >= FRAGMENT_MIN_LINES
 
 
 def _numbered(text: str, ranges: list[tuple[int, int]]) -> list[dict]:
@@ -61,13 +75,33 @@ def _run_code(folder, rel: str) -> str:
 
 
 def _side_by_side(ours: str, theirs: str, fragments: list[dict]) -> dict:
+    """Both files numbered, the fragments of ``FRAGMENT_MIN_LINES`` lines or more coloured;
+    ``short``: how many shorter ones were left uncoloured."""
+    shown = [f for f in fragments if _spans(f)]
     return {
-        "left": _numbered(ours, [tuple(f["a_lines"]) for f in fragments]),
-        "right": _numbered(theirs, [tuple(f["b_lines"]) for f in fragments]),
+        "left": _numbered(ours, [tuple(f["a_lines"]) for f in shown]),
+        "right": _numbered(theirs, [tuple(f["b_lines"]) for f in shown]),
         "fragments": [
-            {**f, "index": i, "colour": i % FRAGMENT_COLOURS} for i, f in enumerate(fragments)
+            {**f, "index": i, "colour": i % FRAGMENT_COLOURS} for i, f in enumerate(shown)
         ],
+        "short": len(fragments) - len(shown),
+        "min_lines": FRAGMENT_MIN_LINES,
     }
+
+
+def _findings(check, run_page_url: str) -> list[dict]:
+    """The rule checks' findings with their label and a link to the file in the run's
+    code viewer."""
+    if check is None:
+        return []
+    return [
+        {
+            **f,
+            "label": check_label(f.get("check", "")),
+            "code_url": f"{run_page_url}#code={quote(f.get('file', ''))}",
+        }
+        for f in check.findings or []
+    ]
 
 
 def _check_or_404(user, run_id: int):
@@ -113,6 +147,7 @@ def run_check_page(request, run_id: int):
             "run": ref.run,
             "check": check,
             "reasons": reasons_for(check, viewer),
+            "findings": _findings(check, reverse("run-page-result", args=[ref.run.pk])),
             "sees_references": viewer.references,
             "sees_all_runs": viewer.all_runs,
             "may_review": may(request.user, "review", ref.run),

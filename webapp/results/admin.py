@@ -1,4 +1,7 @@
 from django.contrib import admin
+from django.db.models import Count
+from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 
 from webapp.results.models import (
     Agent,
@@ -11,10 +14,35 @@ from webapp.results.models import (
     Scaffold,
     Upload,
 )
+from webapp.results.selectors import any_medal_texts
 from webapp.visibility import Perm, VisibleInAdmin, actionable, has_perm
+from webapp.wording import counted
 
-admin.site.register(Scaffold)
-admin.site.register(LanguageModel)
+
+@admin.register(Scaffold)
+class ScaffoldAdmin(admin.ModelAdmin):
+    list_display = ["name", "url", "agents_count"]
+    search_fields = ["name"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(n_agents=Count("agents"))
+
+    @admin.display(description="agents", ordering="n_agents")
+    def agents_count(self, obj):
+        return obj.n_agents
+
+
+@admin.register(LanguageModel)
+class LanguageModelAdmin(admin.ModelAdmin):
+    list_display = ["name", "provider", "agents_count"]
+    search_fields = ["name", "provider"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(n_agents=Count("agents"))
+
+    @admin.display(description="agents", ordering="n_agents")
+    def agents_count(self, obj):
+        return obj.n_agents
 
 
 @admin.register(Agent)
@@ -61,8 +89,11 @@ class ExperimentAdmin(VisibleInAdmin, admin.ModelAdmin):
 
     @admin.action(description="Publish to the public leaderboard", permissions=["publish"])
     def publish(self, request, queryset):
+        # Counted before the update: the review queue's rows are the unpublished ones, so
+        # the same queryset counted after it no longer holds what was just published.
+        chosen = queryset.count()
         n = queryset.exclude(is_published=True).update(is_published=True)
-        self.message_user(request, _published_message(n, "published on", queryset.count() - n))
+        self.message_user(request, _published_message(n, "published on", chosen - n))
 
     @admin.action(description="Re-grade (after a grader fix)", permissions=["regrade"])
     def regrade(self, request, queryset):
@@ -77,13 +108,14 @@ class ExperimentAdmin(VisibleInAdmin, admin.ModelAdmin):
 
     @admin.action(description="Withdraw from the public leaderboard", permissions=["publish"])
     def unpublish(self, request, queryset):
+        chosen = queryset.count()
         n = queryset.exclude(is_published=False).update(is_published=False)
-        self.message_user(request, _published_message(n, "withdrawn from", queryset.count() - n))
+        self.message_user(request, _published_message(n, "withdrawn from", chosen - n))
 
 
 def _published_message(changed: int, verb: str, unchanged: int) -> str:
     """E.g. "2 experiments published on the public leaderboard (1 already was)."."""
-    text = f"{changed} experiment{'s' if changed != 1 else ''} {verb} the public leaderboard"
+    text = f"{counted(changed, 'experiment')} {verb} the public leaderboard"
     if unchanged:
         text += f" ({unchanged} already {'was' if unchanged == 1 else 'were'})"
     return text + "."
@@ -113,15 +145,63 @@ class GradeReportAdmin(VisibleInAdmin, admin.ModelAdmin):
     search_fields = ["competition__slug", "experiment__name"]
 
 
+def _integrity_text(aggregate) -> str:
+    """The runs' integrity checks: "12 checked · 2 flagged · 1 disqualified", or "not
+    checked"."""
+    if aggregate is None or not aggregate.runs_checked:
+        return "not checked"
+    text = f"{aggregate.runs_checked} checked"
+    if aggregate.runs_flagged:
+        text += f" · {aggregate.runs_flagged} flagged"
+    if aggregate.runs_disqualified:
+        text += f" · {aggregate.runs_disqualified} disqualified"
+    return text
+
+
 @admin.register(ExperimentAggregate)
 class ExperimentAggregateAdmin(VisibleInAdmin, admin.ModelAdmin):
-    pass
+    list_display = [
+        "experiment",
+        "n_reports",
+        "runs_checked",
+        "runs_flagged",
+        "runs_disqualified",
+        "computed_at",
+    ]
+    list_select_related = ["experiment"]
+    search_fields = ["experiment__name"]
 
 
 @admin.register(ReviewQueue)
 class ReviewQueueAdmin(ExperimentAdmin):
+    """Unpublished experiments with what a curator decides on: the figures, how many runs
+    were graded, and the integrity checks' state."""
+
+    # What decides, and no more: the admin's sidebar and filters leave some 600 px at 1,280.
+    list_display = ["name", "owner", "any_medal", "reports", "integrity", "uploaded"]
+    list_filter = ["source", "agent__scaffold", "agent__model", "internet_access", "known_leakage"]
+    list_select_related = ["agent__scaffold", "agent__model", "owner", "aggregate"]
+
     def get_queryset(self, request):
         return super().get_queryset(request).filter(is_published=False).exclude(owner=None)
+
+    @admin.display(description="Any Medal % (mean ± SEM)")
+    def any_medal(self, obj):
+        texts = any_medal_texts(obj)  # a split a line
+        return format_html_join(mark_safe("<br>"), "{}", ((t,) for t in texts)) if texts else "—"
+
+    @admin.display(description="uploaded", ordering="created_at")
+    def uploaded(self, obj):
+        return obj.created_at.date().isoformat()
+
+    @admin.display(description="reports", ordering="aggregate__n_reports")
+    def reports(self, obj):
+        aggregate = getattr(obj, "aggregate", None)
+        return aggregate.n_reports if aggregate else 0
+
+    @admin.display(description="integrity")
+    def integrity(self, obj):
+        return _integrity_text(getattr(obj, "aggregate", None))
 
 
 @admin.register(Upload)

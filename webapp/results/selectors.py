@@ -6,7 +6,7 @@ from django.db.models import Count, F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from benchmark.medals import medal_level
-from benchmark.splits import SPLIT_PREFERENCE, default_split
+from benchmark.splits import SPLIT_PREFERENCE, default_split, split_label
 from webapp.liveness.services import GRADING_QUEUE, no_worker_note
 from webapp.numbers import format_score
 from webapp.results.models import Experiment, GradeReport, Run, Upload
@@ -180,6 +180,39 @@ def agent_scores_on_competition(competition, *, user) -> list[dict]:
         }
         for r in reports
     ]
+
+
+def experiments_on_competition(agent_scores: list[dict]) -> list[dict]:
+    """One row per experiment in ``agent_scores`` (``agent_scores_on_competition``'s rows,
+    already the visible ones): its name, seeds, how many won any medal, the medals as
+    "1 gold, 2 bronze", and its best score, in the order of its best seed."""
+    out: dict[int, dict] = {}
+    for row in agent_scores:
+        entry = out.setdefault(
+            row["experiment_id"],
+            {
+                "experiment_id": row["experiment_id"],
+                "name": row["label"].rsplit(" (seed ", 1)[0],
+                "seeds": 0,
+                "medalled": 0,
+                "medals": {},
+                "best_text": "",
+            },
+        )
+        entry["seeds"] += 1
+        if row["medal"]:
+            entry["medalled"] += 1
+            entry["medals"][row["medal"]] = entry["medals"].get(row["medal"], 0) + 1
+        if not entry["best_text"] and row["score"] is not None:
+            entry["best_text"] = row["score_text"]  # the rows come best first
+    for entry in out.values():
+        entry["medals_text"] = ", ".join(
+            f"{entry['medals'][m]} {m}"
+            for m in ("gold", "silver", "bronze")
+            if m in entry["medals"]
+        )
+        entry["any_medal_text"] = f"{entry['medalled']} of {entry['seeds']}"
+    return list(out.values())
 
 
 def split_figures(experiment: Experiment, *, clean: bool = False) -> dict:
@@ -497,6 +530,19 @@ def any_medal_by_split(experiment: Experiment, *, clean: bool = False) -> dict:
                 "footnotes": value.get("footnotes", []),
                 "source": "published",
             }
+    return out
+
+
+def any_medal_texts(experiment: Experiment) -> list[str]:
+    """Any Medal % per split as the leaderboard prints it ("Low (Lite) 34.1 ± 6.8"): one
+    decimal for figures graded here, two for figures as published."""
+    out = []
+    for split, value in any_medal_by_split(experiment).items():
+        digits = 2 if value["source"] == "published" else 1
+        out.append(
+            f"{split_label(split)} {value['mean']:.{digits}f} ± "
+            f"{value['standard_error']:.{digits}f}"
+        )
     return out
 
 

@@ -35,7 +35,9 @@ class AgentRunAdmin(VisibleInAdmin, admin.ModelAdmin):
 
 @admin.register(SubmissionSnapshot)
 class SubmissionSnapshotAdmin(VisibleInAdmin, admin.ModelAdmin):
-    pass
+    list_display = ["agent_run", "elapsed_s", "score", "valid_submission", "any_medal", "error"]
+    list_select_related = ["agent_run__launch", "agent_run__competition"]
+    list_filter = ["valid_submission", "any_medal"]
 
 
 class HostClaimInline(admin.TabularInline):

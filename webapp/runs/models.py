@@ -34,6 +34,7 @@ class Launch(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name_plural = "launches"
         permissions = [("launch_agent_runs", "Can launch agent runs")]
 
     def __str__(self) -> str:
