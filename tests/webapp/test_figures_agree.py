@@ -19,6 +19,7 @@ from benchmark.catalogue import competitions_in_split
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
 from webapp.integrity import services as integrity
+from webapp.numbers import format_rate
 from webapp.results.aggregates import experiment_aggregate_refresh
 from webapp.results.models import Experiment, GradeReport, Run
 from webapp.results.services import agent_get_or_create
@@ -142,7 +143,7 @@ def every_figure(client, a: Experiment, b: Experiment, c: Experiment) -> dict:
             )
         )
         by_id = {int(r["id"]): r for r in exported}
-        digits = {a.pk: 1, b.pk: 1, c.pk: 2}
+        digits = {a.pk: 1, b.pk: 1, c.pk: 1}  # one decimal everywhere, published figures too
         out[f"leaderboard csv{clean}"] = {
             pk: f"{shown(float(by_id[pk][f'{SPLIT}_mean']), digits[pk])} ± "
             f"{shown(float(by_id[pk][f'{SPLIT}_standard_error']), digits[pk])}"
@@ -203,7 +204,7 @@ def compared(client, a, b, c, clean: str, out: dict) -> None:
     by_split = api["any_medal_by_split"]
     out["compare api" + clean] = {
         e.pk: f"{shown(by_split[str(e.pk)][SPLIT]['mean'], d)} ± {shown(by_split[str(e.pk)][SPLIT]['standard_error'], d)}"
-        for e, d in ((a, 1), (b, 1), (c, 2))
+        for e, d in ((a, 1), (b, 1), (c, 1))
     }
     tables = page(client, "/compare/", **query)
     (demo_row,) = [r for r in tables.of(id="compare-splits") if r["cells"][0]["text"] == "Demo"]
@@ -221,7 +222,7 @@ def compared(client, a, b, c, clean: str, out: dict) -> None:
         by_split[str(a.pk)][SPLIT]["mean"] - by_split[str(b.pk)][SPLIT]["mean"]
     )
     (row,) = [r for r in unpaired["splits"] if r["split"] == SPLIT]
-    out["compare unpaired" + clean] = {a.pk: shown(row["a_mean"]), c.pk: shown(row["b_mean"], 2)}
+    out["compare unpaired" + clean] = {a.pk: shown(row["a_mean"]), c.pk: shown(row["b_mean"])}
     # The page says what the API says, and the per-competition table's rows are the API's.
     html = client.get("/compare/", query).content.decode().replace("&#x27;", "'")
     assert paired["sentence"] in html
@@ -236,7 +237,11 @@ def compared(client, a, b, c, clean: str, out: dict) -> None:
         if r["attrs"].get("data-competition")
     }
     assert page_rows == {
-        r["competition_id"]: (r["result"], f"{r['a_medal_rate']:.2f}", f"{r['b_medal_rate']:.2f}")
+        r["competition_id"]: (
+            r["result"],
+            format_rate(r["a_medal_rate"]),
+            format_rate(r["b_medal_rate"]),
+        )
         for r in paired["per_competition"]
     }
     # Each competition's page counts the same medals for the compared experiments (a
@@ -304,7 +309,7 @@ def test_every_surface_gives_the_same_figures_after_a_disqualification(client, t
     assert before["experiment page1"][a.pk] != before["experiment page"][a.pk] or (
         before["compare paired1"] != before["compare paired"]
     ), "the clean subset should differ somewhere for this test to say anything"
-    assert before["leaderboard page"][c.pk] == "37.50 ± 6.25"
+    assert before["leaderboard page"][c.pk] == "37.5 ± 6.2"
     # Published figures give no seed count: empty in the table and in every export.
     assert {before[k][c.pk] for k in before if "seeds" in k} == {""}
     assert before["leaderboard csv seeds"][a.pk] == "3"

@@ -8,6 +8,7 @@ from django.db.models import Count, Q, QuerySet
 
 from benchmark.file_seek import seek_clamped
 from runner.spec import RUN_LOG
+from webapp import work
 from webapp.liveness.services import GRADING_QUEUE, no_worker_note
 from webapp.runs.models import AgentRun, Launch, SubmissionSnapshot
 from webapp.visibility import Perm, actionable, has_perm, visible_to
@@ -31,7 +32,7 @@ def launches_with_progress(user) -> list[Launch]:
         )
     )
     finals = (
-        AgentRun.objects.filter(launch__in=launches, status__in=AgentRun.FINAL)
+        AgentRun.objects.filter(launch__in=launches, status__in=work.kind_for("agent_run").final)
         .values_list("launch_id", "status")
         .annotate(n=Count("id"))
     )
