@@ -135,8 +135,6 @@ APPS = ("work", "accounts", "competitions", "results", "runs", "integrity")
 # Arrows against that direction not removed yet, each with the reason it is still there.
 # The list only shrinks: a new back-arrow fails, and so does one listed that is gone.
 KNOWN_BACK_ARROWS = {
-    # The competition page places every agent's score on the leaderboard.
-    ("competitions", "results"): {"webapp/competitions/views.py"},
     # Clean figures leave disqualified runs out, and count the checks.
     ("results", "integrity"): {"webapp/results/aggregates.py"},
     # Snapshots (SubmissionSnapshot, a runs model) are graded with the final submission

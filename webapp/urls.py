@@ -7,7 +7,7 @@ from django.views.generic import RedirectView
 from webapp import admin_links, api_docs, docs_site, status
 from webapp.accounts import views as account_views
 from webapp.competitions import views as competition_views
-from webapp.results import analysis_pages, upload_views
+from webapp.results import analysis_pages, competition_page, upload_views
 from webapp.results import views as result_views
 from webapp.runs import run_urls
 from webapp.runs import views as run_views
@@ -21,7 +21,7 @@ urlpatterns = [
     path("", result_views.home, name="home"),
     path("competitions/", competition_views.competition_list, name="competition-list"),
     path(
-        "competitions/<str:slug>/", competition_views.competition_detail, name="competition-detail"
+        "competitions/<str:slug>/", competition_page.competition_detail, name="competition-detail"
     ),
     path("experiments/<int:pk>/", result_views.experiment_detail, name="experiment-detail"),
     path(
