@@ -5,11 +5,10 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from webapp import admin_links, api_docs, docs_site, status
-from webapp.accounts import views as account_views
 from webapp.competitions import views as competition_views
 from webapp.results import analysis_pages, competition_page, upload_views
 from webapp.results import views as result_views
-from webapp.runs import run_urls
+from webapp.runs import my_work, run_urls
 from webapp.runs import views as run_views
 
 # The admin says whose it is (Django's default is "Django administration").
@@ -35,7 +34,7 @@ urlpatterns = [
         name="experiment-failure-runs",
     ),
     path("compare/", result_views.compare, name="compare"),
-    path("me/", account_views.my_work, name="my-work"),
+    path("me/", my_work.my_work_page, name="my-work"),
     path("uploads/", upload_views.upload_list, name="upload-list"),
     path("uploads/new/", upload_views.upload_new, name="upload-new"),
     path("uploads/<int:pk>/", upload_views.upload_detail, name="upload-detail"),
