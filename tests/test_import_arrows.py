@@ -135,8 +135,6 @@ APPS = ("work", "accounts", "competitions", "results", "runs", "integrity")
 # Arrows against that direction not removed yet, each with the reason it is still there.
 # The list only shrinks: a new back-arrow fails, and so does one listed that is gone.
 KNOWN_BACK_ARROWS = {
-    # Clean figures leave disqualified runs out, and count the checks.
-    ("results", "integrity"): {"webapp/results/aggregates.py"},
     # Snapshots (SubmissionSnapshot, a runs model) are graded with the final submission
     # and stored from uploads; the experiment page draws the score-over-hours curve.
     ("results", "runs"): {
