@@ -142,8 +142,6 @@ KNOWN_BACK_ARROWS = {
         "webapp/results/uploads.py",
         "webapp/results/views.py",
     },
-    # A graded run's page shows its integrity checks.
-    ("runs", "integrity"): {"webapp/runs/run_pages.py"},
 }
 
 

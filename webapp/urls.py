@@ -6,9 +6,10 @@ from django.views.generic import RedirectView
 
 from webapp import admin_links, api_docs, docs_site, status
 from webapp.competitions import views as competition_views
+from webapp.integrity import run_urls
 from webapp.results import analysis_pages, competition_page, upload_views
 from webapp.results import views as result_views
-from webapp.runs import my_work, run_urls
+from webapp.runs import my_work
 from webapp.runs import views as run_views
 
 # The admin says whose it is (Django's default is "Django administration").
