@@ -5,11 +5,11 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from webapp import admin_links, api_docs, docs_site, status
-from webapp.accounts import views as account_views
 from webapp.competitions import views as competition_views
-from webapp.results import analysis_pages, upload_views
+from webapp.integrity import run_urls
+from webapp.results import analysis_pages, competition_page, upload_views
 from webapp.results import views as result_views
-from webapp.runs import run_urls
+from webapp.runs import my_work
 from webapp.runs import views as run_views
 
 # The admin says whose it is (Django's default is "Django administration").
@@ -21,7 +21,7 @@ urlpatterns = [
     path("", result_views.home, name="home"),
     path("competitions/", competition_views.competition_list, name="competition-list"),
     path(
-        "competitions/<str:slug>/", competition_views.competition_detail, name="competition-detail"
+        "competitions/<str:slug>/", competition_page.competition_detail, name="competition-detail"
     ),
     path("experiments/<int:pk>/", result_views.experiment_detail, name="experiment-detail"),
     path(
@@ -35,7 +35,7 @@ urlpatterns = [
         name="experiment-failure-runs",
     ),
     path("compare/", result_views.compare, name="compare"),
-    path("me/", account_views.my_work, name="my-work"),
+    path("me/", my_work.my_work_page, name="my-work"),
     path("uploads/", upload_views.upload_list, name="upload-list"),
     path("uploads/new/", upload_views.upload_new, name="upload-new"),
     path("uploads/<int:pk>/", upload_views.upload_detail, name="upload-detail"),

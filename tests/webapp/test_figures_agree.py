@@ -353,7 +353,7 @@ def _offences(text: str) -> list[str]:
 def test_the_ban_catches_what_compare_once_did():
     assert _offences('    disqualified = Q(run__integrity__status="disqualified")')
     assert _offences("RunCheck.objects.filter(status=RunCheck.Status.DISQUALIFIED)")
-    assert not _offences("from webapp.results.aggregates import DISQUALIFIED")
+    assert not _offences("from webapp.results.aggregates import disqualified")
 
 
 def test_disqualification_is_read_in_one_module_only():
@@ -370,6 +370,6 @@ def test_disqualification_is_read_in_one_module_only():
         if found:
             offences[relative] = found
     assert not offences, (
-        "which runs count is decided in webapp/results/aggregates.py (DISQUALIFIED, "
+        "which runs count is decided in webapp/results/aggregates.py (disqualified, "
         f"disqualified_run_ids, counted_reports); use those: {offences}"
     )

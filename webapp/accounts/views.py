@@ -9,7 +9,6 @@ from django.views.decorators.http import require_POST
 
 from webapp.accounts import signup, tokens
 from webapp.accounts.forms import SignInForm, TokenCreateForm
-from webapp.results.my_work import my_work as my_work_rows
 
 
 class SignInView(auth_views.LoginView):
@@ -60,9 +59,3 @@ def invite_accept(request, key: str):
     get_adapter(request).stash_verified_email(request, invite.email)
     request.session["account_invite_email"] = invite.email
     return redirect("account_signup")
-
-
-@login_required
-def my_work(request):
-    """The person's uploads, launches and experiments, with what to do next."""
-    return render(request, "accounts/my_work.html", {"work": my_work_rows(request.user)})

@@ -8,6 +8,15 @@ class IntegrityConfig(AppConfig):
 
     def ready(self) -> None:
         from webapp import work
-        from webapp.integrity.services import checks_after_grading
+        from webapp.integrity import services
+        from webapp.results.aggregates import RunReview, reviewed_by
 
-        work.on_end("grading", checks_after_grading)
+        work.on_end("grading", services.checks_after_grading)
+        # Results' figures leave out what review disqualified, and count the checks.
+        reviewed_by(
+            RunReview(
+                disqualified_reports=services.disqualified_reports,
+                disqualified_runs=services.disqualified_runs,
+                counts=services.integrity_counts,
+            )
+        )

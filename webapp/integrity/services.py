@@ -474,6 +474,21 @@ def run_check_decide(check_id: int, *, decision: str, reason: str, user) -> RunC
     return RunCheck.objects.get(pk=check.pk)
 
 
+def disqualified_reports() -> Q:
+    """Reports (``GradeReport``) of runs disqualified by review: what results' figures
+    leave out (``webapp.results.aggregates.disqualified``)."""
+    return Q(run__integrity__status=Status.DISQUALIFIED)
+
+
+def disqualified_runs(experiment_id: int) -> set[int]:
+    """The experiment's runs disqualified by review."""
+    return set(
+        RunCheck.objects.filter(
+            run__experiment_id=experiment_id, status=Status.DISQUALIFIED
+        ).values_list("run_id", flat=True)
+    )
+
+
 def integrity_counts(experiment_id: int) -> dict[str, int]:
     """Runs checked (any outcome but "not checked"), flagged (waiting for a person) and
     disqualified, for the leaderboard's integrity column."""

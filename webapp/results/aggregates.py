@@ -6,7 +6,9 @@ and unpaired) and every export read what is stored here, so they cannot disagree
 
 Declared here and nowhere else (``tests/webapp/test_figures_agree.py`` bans the rest):
 - which runs count: a run disqualified by review counts as no medal (``NO_MEDAL``,
-  ``DISQUALIFIED``, ``disqualified_run_ids``, ``counted_reports``);
+  ``disqualified``, ``disqualified_run_ids``, ``counted_reports``); which runs review
+  disqualified is told by the app that reviews them (``reviewed_by``, which
+  ``webapp.integrity`` calls when it is ready), so results imports no app above it;
 - the clean subset: the competitions the curation leaves out (``clean_subset_excluded``),
   and which requests ask for it (``wants_clean_subset``);
 - the splits: a split is figured when every one of its competitions has a run, missing
@@ -16,7 +18,9 @@ Declared here and nowhere else (``tests/webapp/test_figures_agree.py`` bans the 
 """
 
 import dataclasses
+from collections.abc import Callable
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -28,7 +32,6 @@ from benchmark.reports import REPORT_KEYS, CompetitionReport
 from benchmark.splits import RAN, SPLIT_SLUGS
 from webapp import page_cache
 from webapp.competitions.selectors import clean_subset_excluded_slugs
-from webapp.integrity.models import RunCheck
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport
 from webapp.work import send_on_commit
 
@@ -39,18 +42,44 @@ REPORT_FIELDS = ("competition__slug", "seed", *REPORT_KEYS[1:])
 # A run disqualified by review (plagiarism, a rule broken) counts as no medal; its score
 # and the rest of its report stand as graded.
 NO_MEDAL = {"any_medal": False, "gold_medal": False, "silver_medal": False, "bronze_medal": False}
-# Reports (``GradeReport``) of runs disqualified by review, for queries counted by the
-# database.
-DISQUALIFIED = Q(run__integrity__status=RunCheck.Status.DISQUALIFIED)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunReview:
+    """What the app that reviews runs tells the figures."""
+
+    # Reports (``GradeReport``) of runs disqualified by review, as a query.
+    disqualified_reports: Callable[[], Q]
+    # An experiment's runs disqualified by review.
+    disqualified_runs: Callable[[int], set[int]]
+    # An experiment's counts for the leaderboard's integrity column
+    # (``ExperimentAggregate``'s ``runs_checked``, ``runs_flagged``, ``runs_disqualified``).
+    counts: Callable[[int], dict[str, int]]
+
+
+_REVIEW: list[RunReview] = []
+
+
+def reviewed_by(review: RunReview) -> None:
+    """Called by the app that reviews runs when it is ready (``webapp.integrity``)."""
+    _REVIEW[:] = [review]
+
+
+def _review() -> RunReview:
+    if not _REVIEW:
+        raise ImproperlyConfigured("no app reviews runs: is webapp.integrity installed?")
+    return _REVIEW[0]
+
+
+def disqualified() -> Q:
+    """Reports (``GradeReport``) of runs disqualified by review, for queries counted by
+    the database."""
+    return _review().disqualified_reports()
 
 
 def disqualified_run_ids(experiment_id: int) -> set[int]:
     """The experiment's runs disqualified by review."""
-    return set(
-        RunCheck.objects.filter(
-            run__experiment_id=experiment_id, status=RunCheck.Status.DISQUALIFIED
-        ).values_list("run_id", flat=True)
-    )
+    return _review().disqualified_runs(experiment_id)
 
 
 # The values of ``?clean=`` that ask for the clean subset, on every page and the API.
@@ -188,8 +217,6 @@ def figures_due(experiment_ids) -> None:
 def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
     """Recompute an experiment's figures from its current reports and the curation, and
     clear its due mark unless it was set again meanwhile."""
-    from webapp.integrity.services import integrity_counts
-
     experiment = Experiment.objects.select_for_update().get(pk=experiment_id)
     due_since = experiment.figures_due_since
     reports = counted_reports(experiment.pk)
@@ -204,7 +231,7 @@ def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
             "summary": summary_of(figures),
             "clean_summary": summary_of(clean),
             "n_reports": len(reports),
-            **integrity_counts(experiment.pk),
+            **_review().counts(experiment.pk),
         },
     )
     Experiment.objects.filter(pk=experiment_id, figures_due_since=due_since).update(

@@ -14,6 +14,7 @@ from django.db import transaction
 from benchmark.leaderboard import LeaderboardTable
 from webapp import page_cache, work
 from webapp.competitions.models import Competition, LeaderboardEntry, PrivateLeaderboard
+from webapp.results import extensions
 from webapp.results.models import GradeReport, Run
 from webapp.results.services import report_store
 from webapp.work import heartbeat, new_token
@@ -58,7 +59,6 @@ def run_grade(run_id: int, *, token: str = "", data_dir: Path | None = None) -> 
     while grading (then the sweeper has sent the run again and that attempt stores it).
     Errors propagate: the task decides between a retry and a failure."""
     from benchmark.grading import grade_submission_run
-    from webapp.runs.snapshots import snapshots_store, uploaded_snapshots_grades
 
     token = token or new_token()
     if not work.claim(work.kind_for("grading"), run_id, token, reclaim_own=True):
@@ -77,12 +77,12 @@ def run_grade(run_id: int, *, token: str = "", data_dir: Path | None = None) -> 
             seed=run.seed,
             max_bytes=settings.MLEBOARD_MAX_SUBMISSION_BYTES,
         )
-        # An upload's snapshots are graded with its final submission, the same way.
-        snapshots = uploaded_snapshots_grades(run)
+        # What is graded with its final submission, the same way (an upload's snapshots).
+        along = extensions.grade_along(run)
     with transaction.atomic():
         if not work.finish(work.kind_for("grading"), run_id, token=token, error=report.error or ""):
             return None
-        snapshots_store(snapshots)
+        extensions.store_along(along)
         # The report shows on pages before its figures are refreshed.
         page_cache.experiments_changed([run.experiment_id])
         return report_store(run, report)

@@ -150,12 +150,12 @@ def agent_scores_on_competition(competition, *, user) -> list[dict]:
     review (its medal counts as none)."""
     from django.db.models import BooleanField, ExpressionWrapper
 
-    from webapp.results.aggregates import DISQUALIFIED
+    from webapp.results.aggregates import disqualified
 
     visible = experiments_visible_to(user).values("pk")
     reports = (
         GradeReport.objects.filter(competition=competition, is_current=True, experiment__in=visible)
-        .annotate(disqualified=ExpressionWrapper(DISQUALIFIED, output_field=BooleanField()))
+        .annotate(disqualified=ExpressionWrapper(disqualified(), output_field=BooleanField()))
         .select_related("experiment__agent__scaffold", "experiment__agent__model")
         .order_by("experiment__name", "seed")
     )
@@ -367,8 +367,9 @@ def competition_summary_rows(experiment: Experiment) -> list[dict]:
 
     from benchmark.compare import medal_gap
     from webapp.jinja import url_for_each
-    from webapp.results.aggregates import DISQUALIFIED as disqualified
+    from webapp.results.aggregates import disqualified as disqualified_reports
 
+    disqualified = disqualified_reports()
     any_medal = Q(gold_medal=True) | Q(silver_medal=True) | Q(bronze_medal=True)
     thresholds = ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")
     rows = (

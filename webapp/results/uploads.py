@@ -19,6 +19,7 @@ from benchmark.archive import ArchiveLimits, ArchiveRefused, extract_archive, in
 from benchmark.upload_layout import UploadLayoutError, read_upload
 from webapp import work
 from webapp.competitions.models import Competition
+from webapp.results import extensions
 from webapp.results.aggregates import figures_due
 from webapp.results.models import Experiment, Run, Upload
 from webapp.results.services import (
@@ -402,32 +403,9 @@ def _experiment_from(upload: Upload, contents) -> Experiment:
             for run in contents.runs
         ]
     )
-    _snapshots_create(experiment, contents.runs, created)
+    # What the run folders carry beyond the runs (snapshots, ``webapp.runs``).
+    extensions.runs_uploaded(experiment, contents.runs, created)
     return experiment
-
-
-def _snapshots_create(experiment, runs, created) -> None:
-    """The snapshots the run folders carry, to be graded with their runs."""
-    from webapp.runs.models import SubmissionSnapshot
-
-    if not any(run.snapshots for run in runs):
-        return
-    if any(r.pk is None for r in created):  # a backend that does not return ids
-        ids = dict(
-            ((slug, seed), pk)
-            for pk, slug, seed in Run.objects.filter(experiment=experiment).values_list(
-                "pk", "competition__slug", "seed"
-            )
-        )
-    else:
-        ids = {(r.competition.slug, r.seed): r.pk for r in created}
-    SubmissionSnapshot.objects.bulk_create(
-        SubmissionSnapshot(
-            run_id=ids[(run.competition_id, run.seed)], elapsed_s=elapsed, path=str(path)
-        )
-        for run in runs
-        for elapsed, path in run.snapshots
-    )
 
 
 def upload_finish_if_done(experiment_id: int) -> bool:

@@ -15,7 +15,7 @@ from benchmark.splits import (
 from webapp import figures
 from webapp.jinja import render_rows
 from webapp.numbers import format_score, shown_interval
-from webapp.results import analysis_pages, selectors
+from webapp.results import analysis_pages, extensions, selectors
 from webapp.results.aggregates import counted_reports, wants_clean_subset
 from webapp.results.contamination import contamination_section
 from webapp.results.leaderboard import (
@@ -128,7 +128,8 @@ def experiment_detail(request, pk: int):
             "published_only": bool(experiment.published_figures) and not table["rows"],
             "published": experiment.published_figures,
             "published_footnotes": selectors.published_footnotes(experiment),
-            "time_figure": _time_scaling_figure(experiment),
+            # "time_figure": the score-over-hours curve (``webapp.runs``).
+            **extensions.experiment_figures(experiment),
             "contamination": contamination_section(
                 [experiment],
                 {experiment.pk: current.get("per_competition")},
@@ -137,13 +138,6 @@ def experiment_detail(request, pk: int):
             **analysis_pages.experiment_analyses(experiment),
         },
     )
-
-
-def _time_scaling_figure(experiment):
-    from webapp.runs.selectors import time_scaling
-
-    points = time_scaling(experiment.pk)
-    return figures.time_scaling(points) if points else None
 
 
 def experiment_reports_download(request, pk: int, fmt: str):

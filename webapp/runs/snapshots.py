@@ -59,3 +59,37 @@ def uploaded_snapshots_grades(run) -> list[tuple[int, dict]]:
 def snapshots_store(graded: list[tuple[int, dict]]) -> None:
     for pk, grade in graded:
         SubmissionSnapshot.objects.filter(pk=pk).update(**grade)
+
+
+def uploaded_snapshots_create(experiment, runs, created) -> None:
+    """The snapshots an upload's run folders carry, to be graded with their runs
+    (registered with ``webapp.results.extensions``)."""
+    from webapp.results.models import Run
+
+    if not any(run.snapshots for run in runs):
+        return
+    if any(r.pk is None for r in created):  # a backend that does not return ids
+        ids = dict(
+            ((slug, seed), pk)
+            for pk, slug, seed in Run.objects.filter(experiment=experiment).values_list(
+                "pk", "competition__slug", "seed"
+            )
+        )
+    else:
+        ids = {(r.competition.slug, r.seed): r.pk for r in created}
+    SubmissionSnapshot.objects.bulk_create(
+        SubmissionSnapshot(
+            run_id=ids[(run.competition_id, run.seed)], elapsed_s=elapsed, path=str(path)
+        )
+        for run in runs
+        for elapsed, path in run.snapshots
+    )
+
+
+def time_scaling_figure(experiment):
+    """The experiment page's score-over-hours curve, None without snapshots."""
+    from webapp import figures
+    from webapp.runs.selectors import time_scaling
+
+    points = time_scaling(experiment.pk)
+    return figures.time_scaling(points) if points else None

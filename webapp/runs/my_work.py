@@ -1,13 +1,16 @@
 """ "My work" (Codabench's "My submissions"): a signed-in person's uploads, launches and
 experiments in one place, each with its status, its Any Medal % per split and the next
 thing to do. Reads only the person's own rows (``webapp.visibility``'s owner rule: a
-curator who sees everyone's still gets only their own here)."""
+curator who sees everyone's still gets only their own here). It lists launches as well as
+uploads, hence runs' rather than accounts' or results'."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
+from django.shortcuts import render
 from django.urls import reverse
 
 from webapp.results import selectors
@@ -168,3 +171,9 @@ def my_work(user) -> dict:
             row["badge"] = BADGE.get(row["status_key"], "")
     out["empty"] = not any(out.values())
     return out
+
+
+@login_required
+def my_work_page(request):
+    """The person's uploads, launches and experiments, with what to do next."""
+    return render(request, "accounts/my_work.html", {"work": my_work(request.user)})

@@ -5,7 +5,10 @@ rows of its submission, its validation calls, its logs (paged and searched), its
 Runs are named ``result/<id>`` (a graded ``results.Run``: uploaded or from a launch) or
 ``agent/<id>`` (an ``AgentRun``, graded or not). Visibility follows the run's experiment
 (``experiments_visible_to``) or launch (``agent_runs_visible_to``); anything else is 404,
-as is any path outside the run's folder."""
+as is any path outside the run's folder.
+
+A graded run's page shows its integrity checks, so it lives in the app at the top of the
+apps' direction (``tests/test_import_arrows.py``), which may read both kinds of run."""
 
 from __future__ import annotations
 
@@ -20,6 +23,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.integrity.models import RunCheck
+from webapp.integrity.reasons import Viewer, reasons_for
+from webapp.integrity.services import run_checks_visible_to
 from webapp.liveness.services import GRADING_QUEUE, no_worker_note
 from webapp.numbers import format_scores_alike
 from webapp.results.models import Run
@@ -98,10 +104,6 @@ def grade_of(ref: RunRef) -> dict | None:
 def integrity_of(ref: RunRef, user) -> dict | None:
     """The run's integrity status (``webapp.integrity``), or None for a run not graded.
     Its reasons are told as ``user`` may read them (``webapp.integrity.reasons``)."""
-    from webapp.integrity.models import RunCheck
-    from webapp.integrity.reasons import Viewer, reasons_for
-    from webapp.integrity.services import run_checks_visible_to
-
     if ref.run is None:
         return None
     check = run_checks_visible_to(user).filter(run_id=ref.run.pk).first()
