@@ -36,13 +36,18 @@ taken back). The drills:
    drill says so and skips it), with ``MLEBOARD_MEDIA_MIN_FREE_BYTES`` = ``--disk-min-free``
    (1 MiB). Once grading of a first upload is under way it posts an upload of
    ``--big-mb`` MB (40; a random ``logs/run.log``), which must be answered 507 (read while
-   the body is still being sent, so a refusal before the body is read counts), then
+   the body is still being sent, so a refusal before the body is read counts); then
    ``--after-uploads`` (2) ordinary uploads, which must be accepted (202). Checked besides
    the invariants below: no new file of 1 MiB or more and nothing in ``incoming/`` left in
    the media folder; the filesystem holds no space the files in it do not account for (a
    removed but still open spool file would), after the refusal and at the end; free space
    after the refusal back to what it was before the big upload, less what the files grading
-   wrote take; and no answer of 500 or above but 507 in gunicorn's access log.
+   wrote take; and no answer of 500 or above but 507 in gunicorn's access log. With
+   ``--fill-uploads N`` (0: off) it posts, before the ordinary ones, N uploads at once, each
+   0.4 of the room left above the margin, so each passes the check before its body is read
+   and the disk fills while they are written: each must be answered 202 or 507 (at least
+   one 507, its files gone), and the accepted ones must be graded. That does not hold yet:
+   below a 1 MiB margin the accepted ones leave no room to read them (``ENOSPC``).
 
 After the last restart of a drill it polls until every upload is ``graded`` (deadline
 ``--deadline`` s, 240), then checks the invariants: every upload graded; all N runs graded,
@@ -50,7 +55,8 @@ none failed; every run holds exactly one current report (``is_current``); and pr
 seconds from the last restart to all graded, the sweeps that sent or took back work (the
 worker log's ``sweep:`` lines) and the ``upload-*`` spool files left in the media root
 after the sweeper's spool clean-up window (reported, not checked; ``--spool-wait-max``
-bounds the wait for it). Each drill expects one upload, ``disk`` 2 + ``--after-uploads``. It exits 0 when every invariant of every drill holds, else 1.
+bounds the wait for it). Each drill expects one upload; ``disk`` one, the accepted ones of those at once and
+``--after-uploads``. It exits 0 when every invariant of every drill holds, else 1.
 
 Backends:
 
@@ -1027,6 +1033,7 @@ def drill_disk(site: Site, result: DrillResult) -> float:
             f"after, of which the files written meanwhile take {grown} B"
         )
     check_disk(site, result, before, after, "after the refusal")
+    fill_at_once(site, result)
     for number in range(args.after_uploads):
         extra, n = build_archive(site.data, seeds=1, salt=f"disk-after-{number}")
         result.runs_expected += n
@@ -1034,14 +1041,78 @@ def drill_disk(site: Site, result: DrillResult) -> float:
     return time.monotonic()
 
 
+def fill_at_once(site: Site, result: DrillResult) -> None:
+    """``--fill-uploads`` (3) uploads at once, each 0.4 of the room above the margin: each
+    passes the check before its body is read, together they do not fit, so the disk fills
+    while they are written. Each must be answered 202 or 507; the accepted ones are graded."""
+    count = site.args.fill_uploads
+    if count < 1:
+        return
+    space = site.disk.snapshot()
+    size = int(0.4 * (space.free - site.args.disk_min_free))
+    bodies = []
+    for number in range(count):
+        archive, runs = build_archive(
+            site.data, seeds=1, salt=f"disk-fill-{number}", pad_bytes=size
+        )
+        body = multipart_body(
+            {"metadata": METADATA}, "archive", f"drill-disk-fill-{number}.zip", archive
+        )
+        bodies.append((body, runs))
+    start = threading.Barrier(count)
+    answers: list[tuple] = [()] * count
+
+    def send(number: int) -> None:
+        (body, ctype), _runs = bodies[number]
+        start.wait()
+        answers[number] = post_answer_early(site.port, site.token, body, ctype)
+
+    threads = [threading.Thread(target=send, args=(n,), daemon=True) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    statuses = []
+    for number, answer in enumerate(answers):
+        status, text, sent, _ended = answer or (0, b"", 0, "")
+        (body, _ctype), runs = bodies[number]
+        whole = "whole body sent" if sent >= len(body) else f"{sent / 1e6:.1f} MB sent"
+        statuses.append(f"{status or 'no answer'} ({whole})")
+        if status == 202:
+            result.uploads_expected += 1
+            result.runs_expected += runs
+        elif status != 507:
+            result.failures.append(
+                f"an upload filling the disk got {status or 'no answer'}, not 202 or 507: "
+                f"{text[:160].decode(errors='replace')}"
+            )
+    log(f"{count} uploads of {size / MiB:.1f} MiB at once: {', '.join(statuses)}")
+    refused = [f"drill-disk-fill-{n}.zip" for n, a in enumerate(answers) if a and a[0] == 507]
+    now = site.disk.snapshot()
+    left = sorted(path for path in now.files if path.endswith(tuple(refused)))
+    if left:
+        result.failures.append(f"refused uploads left files in the media folder: {left}")
+    check_disk(site, result, result.disk_before, now, "after the uploads at once", big=False)
+    result.notes.append(f"{count} uploads of {size / MiB:.1f} MiB at once: {', '.join(statuses)}")
+    if not any(a and a[0] == 507 for a in answers):
+        result.failures.append("drill: the uploads at once all fit, the disk never filled")
+
+
 def check_disk(
-    site: Site, result: DrillResult, before: DiskSnapshot, now: DiskSnapshot, when: str
+    site: Site,
+    result: DrillResult,
+    before: DiskSnapshot,
+    now: DiskSnapshot,
+    when: str,
+    big: bool = True,
 ) -> None:
-    """No partial file in the media folder, no space held by a removed file, no 500."""
+    """No partial file in the media folder (with ``big``: no new file of 1 MiB or more,
+    which only accepted uploads of ``--fill-uploads`` may add), no space held by a removed
+    file, no 500."""
     new_big = sorted(
         f"{path} ({size / MiB:.1f} MiB)"
         for path, size in now.files.items()
-        if size >= MiB and before.files.get(path) != size
+        if big and size >= MiB and before.files.get(path) != size
     )
     if new_big:
         result.failures.append(f"{when}: a file of 1 MiB or more appeared: {new_big}")
@@ -1069,7 +1140,8 @@ def check_disk(
 
 def after_disk(site: Site, result: DrillResult) -> None:
     end = site.disk.snapshot()
-    check_disk(site, result, result.disk_before, end, "at the end")
+    big = not site.args.fill_uploads
+    check_disk(site, result, result.disk_before, end, "at the end", big=big)
 
 
 DRILL_FUNCS = {
@@ -1310,6 +1382,9 @@ def main(argv: list[str] | None = None) -> int:
         help="MLEBOARD_MEDIA_MIN_FREE_BYTES in drill disk (bytes)",
     )
     parser.add_argument("--big-mb", type=float, default=40.0, help="the upload drill disk refuses")
+    parser.add_argument(
+        "--fill-uploads", type=int, default=0, help="uploads at once that fill it (drill disk)"
+    )
     parser.add_argument(
         "--after-uploads", type=int, default=2, help="ordinary uploads after it (drill disk)"
     )
