@@ -391,7 +391,7 @@ class SmallDisk:
             )
             if done.returncode:
                 return (
-                    f"drill disk cannot mount a tmpfs here ({done.stderr.strip()[:200]}); it "
+                    f"drill disk cannot mount a tmpfs here ({' '.join(done.stderr.split())[:200]}); it "
                     "needs root allowed to mount (CAP_SYS_ADMIN)"
                 )
             subprocess.run(["umount", scratch], capture_output=True, timeout=30)
