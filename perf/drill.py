@@ -390,8 +390,9 @@ class SmallDisk:
                 timeout=30,
             )
             if done.returncode:
+                said = " ".join(done.stderr.split())[:200]
                 return (
-                    f"drill disk cannot mount a tmpfs here ({' '.join(done.stderr.split())[:200]}); it "
+                    f"drill disk cannot mount a tmpfs here ({said}); it "
                     "needs root allowed to mount (CAP_SYS_ADMIN)"
                 )
             subprocess.run(["umount", scratch], capture_output=True, timeout=30)
