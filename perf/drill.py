@@ -44,10 +44,12 @@ taken back). The drills:
    after the refusal back to what it was before the big upload, less what the files grading
    wrote take; and no answer of 500 or above but 507 in gunicorn's access log. With
    ``--fill-uploads N`` (0: off) it posts, before the ordinary ones, N uploads at once, each
-   0.4 of the room left above the margin, so each passes the check before its body is read
-   and the disk fills while they are written: each must be answered 202 or 507 (at least
-   one 507, its files gone), and the accepted ones must be graded. That does not hold yet:
-   below a 1 MiB margin the accepted ones leave no room to read them (``ENOSPC``).
+   0.4 of the room left above the margin: each must be answered 202 or 507 (at least one
+   507, its files gone), and the accepted ones must be graded. With gunicorn's 2 workers two
+   are taken and pass the check before the body is read (it asks twice the declared size, so
+   two together still fit); the third meets it after them and gets 507 before its body is
+   read: the disk never fills during a write here. The accepted ones do not hold yet: below
+   a 1 MiB margin they leave no room to read them, and reading fails (``ENOSPC``).
 
 After the last restart of a drill it polls until every upload is ``graded`` (deadline
 ``--deadline`` s, 240), then checks the invariants: every upload graded; all N runs graded,
@@ -1043,9 +1045,8 @@ def drill_disk(site: Site, result: DrillResult) -> float:
 
 
 def fill_at_once(site: Site, result: DrillResult) -> None:
-    """``--fill-uploads`` (3) uploads at once, each 0.4 of the room above the margin: each
-    passes the check before its body is read, together they do not fit, so the disk fills
-    while they are written. Each must be answered 202 or 507; the accepted ones are graded."""
+    """``--fill-uploads`` uploads at once, each 0.4 of the room above the margin: together
+    they do not fit. Each must be answered 202 or 507; the accepted ones are graded."""
     count = site.args.fill_uploads
     if count < 1:
         return
