@@ -31,6 +31,25 @@ taken back). The drills:
    upload's status (token) and posts new uploads: every answer must be a 200 (a cached page)
    or a 503 with ``Retry-After``, never a 500 or a broken connection. Then it starts the
    cluster again and the workers must finish the grading by themselves.
+5. ``disk``: the media folder on a small filesystem of its own, a tmpfs of ``--disk-mib``
+   MiB (24) the drill mounts (root only: without root, or where the mount is refused, the
+   drill says so and skips it), with ``MLEBOARD_MEDIA_MIN_FREE_BYTES`` = ``--disk-min-free``
+   (1 MiB). Once grading of a first upload is under way it posts an upload of
+   ``--big-mb`` MB (40; a random ``logs/run.log``), which must be answered 507 (read while
+   the body is still being sent, so a refusal before the body is read counts); then
+   ``--after-uploads`` (2) ordinary uploads, which must be accepted (202). Checked besides
+   the invariants below: no new file of 1 MiB or more and nothing in ``incoming/`` left in
+   the media folder; the filesystem holds no space the files in it do not account for (a
+   removed but still open spool file would), after the refusal and at the end; free space
+   after the refusal back to what it was before the big upload, less what the files grading
+   wrote take; and no answer of 500 or above but 507 in gunicorn's access log. With
+   ``--fill-uploads N`` (0: off) it posts, before the ordinary ones, N uploads at once, each
+   0.4 of the room left above the margin: each must be answered 202 or 507 (at least one
+   507, its files gone), and the accepted ones must be graded. With gunicorn's 2 workers two
+   are taken and pass the check before the body is read (it asks twice the declared size, so
+   two together still fit); the third meets it after them and gets 507 before its body is
+   read: the disk never fills during a write here. The accepted ones do not hold yet: below
+   a 1 MiB margin they leave no room to read them, and reading fails (``ENOSPC``).
 
 After the last restart of a drill it polls until every upload is ``graded`` (deadline
 ``--deadline`` s, 240), then checks the invariants: every upload graded; all N runs graded,
@@ -38,7 +57,8 @@ none failed; every run holds exactly one current report (``is_current``); and pr
 seconds from the last restart to all graded, the sweeps that sent or took back work (the
 worker log's ``sweep:`` lines) and the ``upload-*`` spool files left in the media root
 after the sweeper's spool clean-up window (reported, not checked; ``--spool-wait-max``
-bounds the wait for it). It exits 0 when every invariant of every drill holds, else 1.
+bounds the wait for it). Each drill expects one upload; ``disk`` one, the accepted ones of those at once and
+``--after-uploads``. It exits 0 when every invariant of every drill holds, else 1.
 
 Backends:
 
@@ -87,7 +107,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from drill_archive import build_archive, multipart_body  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-DRILLS = ("worker", "broker", "web", "database")
+DRILLS = ("worker", "broker", "web", "database", "disk")
 METADATA = '{"scaffold":"drill","model":"none"}'
 REDIS_PORT = 6391
 
@@ -326,6 +346,115 @@ _CLUSTERS: list[PrivatePostgres] = []
 atexit.register(lambda: [cluster.remove() for cluster in list(_CLUSTERS)])
 
 
+# --- a small disk (drill disk) --------------------------------------------------------------
+
+MiB = 1024**2
+# Space a filesystem may hold that no file under it accounts for (tmpfs rounds to pages).
+DISK_SLACK = 256 * 1024
+
+
+@dataclass(frozen=True)
+class DiskSnapshot:
+    free: int  # bytes free (statvfs: available to unprivileged users)
+    used: int  # bytes the filesystem says are used
+    held: int  # bytes the files under it hold (st_blocks)
+    files: dict[str, int]  # path (relative) -> size
+
+    @property
+    def unaccounted(self) -> int:
+        """Used space no file accounts for: a removed file some process keeps open."""
+        return self.used - self.held
+
+
+class SmallDisk:
+    """A tmpfs of ``mib`` MiB mounted on ``path`` (the media folder) by the drill, which must
+    run as root; unmounted when the drill stops, and on exit."""
+
+    def __init__(self, path: Path, mib: int):
+        self.path, self.mib = path, mib
+        self.mounted = False
+
+    @staticmethod
+    def cannot_mount() -> str:
+        """Why the drill cannot mount a tmpfs here ('' when it can: tried on a scratch
+        folder)."""
+        if os.geteuid() != 0:
+            return (
+                "drill disk mounts a small tmpfs on the media folder and needs root: run it "
+                "as root, or leave it out (--drill worker --drill web ...)"
+            )
+        scratch = tempfile.mkdtemp(prefix="mleboard-drill-mount-")
+        try:
+            done = subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", scratch],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            if done.returncode:
+                said = " ".join(done.stderr.split())[:200]
+                return (
+                    f"drill disk cannot mount a tmpfs here ({said}); it "
+                    "needs root allowed to mount (CAP_SYS_ADMIN)"
+                )
+            subprocess.run(["umount", scratch], capture_output=True, timeout=30)
+            return ""
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"drill disk cannot mount a tmpfs here ({exc})"
+        finally:
+            with contextlib.suppress(OSError):
+                os.rmdir(scratch)
+
+    def mount(self) -> None:
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={self.mib}m,mode=0755", "tmpfs", str(self.path)],
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
+        self.mounted = True
+        _MOUNTS.append(self)
+        log(f"media folder on a {self.mib} MiB tmpfs: {self.snapshot().free / MiB:.1f} MiB free")
+
+    def unmount(self) -> None:
+        if not self.mounted:
+            return
+        done = subprocess.run(["umount", str(self.path)], capture_output=True, timeout=30)
+        if done.returncode:  # still busy: detach it, the kernel frees it when released
+            subprocess.run(["umount", "-l", str(self.path)], capture_output=True, timeout=30)
+        self.mounted = False
+        if self in _MOUNTS:
+            _MOUNTS.remove(self)
+
+    def _read(self) -> tuple[int, int, int, dict[str, int]]:
+        vfs = os.statvfs(self.path)
+        held, files = 0, {}
+        for folder, _dirs, names in os.walk(self.path):
+            for name in names:
+                path = Path(folder, name)
+                with contextlib.suppress(FileNotFoundError):
+                    st = path.lstat()
+                    held += st.st_blocks * 512
+                    files[str(path.relative_to(self.path))] = st.st_size
+        return vfs.f_bavail * vfs.f_frsize, (vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize, held, files
+
+    def snapshot(self) -> DiskSnapshot:
+        """Free, used and held bytes read together: again while grading changed the
+        filesystem during the walk (the used bytes differ before and after it)."""
+        for _ in range(50):
+            first = os.statvfs(self.path)
+            free, used, held, files = self._read()
+            last = os.statvfs(self.path)
+            if (first.f_bfree, first.f_bavail) == (last.f_bfree, last.f_bavail):
+                break
+            time.sleep(0.05)
+        return DiskSnapshot(free, used, held, files)
+
+
+_MOUNTS: list[SmallDisk] = []
+atexit.register(lambda: [disk.unmount() for disk in list(_MOUNTS)])
+
+
 # --- HTTP -----------------------------------------------------------------------------------
 
 
@@ -358,6 +487,43 @@ def http_answers(port: int, token: str) -> bool:
         return conn.getresponse().status in (200, 404)
     finally:
         conn.close()
+
+
+def post_answer_early(port: int, token: str, body: bytes, ctype: str, timeout: float = 120):
+    """POST /api/uploads/ over a raw socket, the body sent by a thread while the answer is
+    read, as a browser does: a refusal sent before the body is read is seen. (status, 0 when
+    no answer came; answer's body; bytes of the body sent; how the sending ended)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    state = {"sent": 0, "ended": "sent it all"}
+
+    def send() -> None:
+        try:
+            for offset in range(0, len(body), SlowSender.CHUNK):
+                sock.sendall(body[offset : offset + SlowSender.CHUNK])
+                state["sent"] = min(len(body), offset + SlowSender.CHUNK)
+        except OSError as exc:
+            state["ended"] = f"{type(exc).__name__} after the answer"
+
+    raw = b""
+    try:
+        sock.sendall(
+            f"POST /api/uploads/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            f"Authorization: Token {token}\r\nContent-Type: {ctype}\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+        )
+        sender = threading.Thread(target=send, name="body-sender", daemon=True)
+        sender.start()
+        with contextlib.suppress(OSError):
+            while chunk := sock.recv(65536):
+                raw += chunk
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        sender.join(timeout=timeout)
+    finally:
+        sock.close()
+    head, _, answer = raw.partition(b"\r\n\r\n")
+    match = re.match(rb"HTTP/1\.[01] (\d{3})", head)
+    return (int(match.group(1)) if match else 0), answer, state["sent"], state["ended"]
 
 
 class SlowSender(threading.Thread):
@@ -407,6 +573,7 @@ class DrillResult:
     skipped: str = ""
     uploads: list[tuple] = field(default_factory=list)
     runs_expected: int = 0
+    uploads_expected: int = 1
     runs: dict[str, int] = field(default_factory=dict)
     bad_reports: list[tuple] = field(default_factory=list)
     seconds_to_graded: float | None = None
@@ -414,6 +581,7 @@ class DrillResult:
     sweeps_logged: int = 0
     spool_left: int | None = None
     django_tmp_left: int | None = None
+    disk_before: DiskSnapshot | None = None
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     var_dir: str = ""
@@ -451,6 +619,10 @@ class Site:
             PYTHONUNBUFFERED="1",
             PATH=f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
         )
+        self.disk = None
+        if drill == "disk":
+            self.disk = SmallDisk(self.media, args.disk_mib)
+            env["MLEBOARD_MEDIA_MIN_FREE_BYTES"] = str(args.disk_min_free)
         self.pg = None
         if self.backend == "pg-redis":
             database_url = args.database_url
@@ -560,6 +732,8 @@ class Site:
         return done.stdout
 
     def setup(self) -> None:
+        if self.disk is not None:
+            self.disk.mount()  # before any process writes to the media folder
         if self.backend == "pg-redis":
             if self.pg is not None:
                 self.pg.init()
@@ -633,6 +807,8 @@ class Site:
             with contextlib.suppress(OSError):
                 shutil.copy(self.pg.log_path, self.logs / "postgres.log")
             self.pg.remove()
+        if self.disk is not None:
+            self.disk.unmount()
 
     # -- observing --
 
@@ -821,12 +997,164 @@ def drill_database(site: Site, result: DrillResult) -> float:
     return time.monotonic()
 
 
+def drill_disk(site: Site, result: DrillResult) -> float:
+    args, disk = site.args, site.disk
+    archive, runs = build_archive(site.data, seeds=args.seeds, salt="disk")
+    result.runs_expected = runs
+    result.uploads_expected = 1 + args.after_uploads
+    site.upload(archive, "drill-disk.zip")
+    counts = wait_runs(site, "running")
+    before = disk.snapshot()
+    result.disk_before = before
+    big, _ = build_archive(site.data, seeds=1, salt="disk-big", pad_bytes=int(args.big_mb * 1e6))
+    body, ctype = multipart_body({"metadata": METADATA}, "archive", "drill-disk-big.zip", big)
+    log(
+        f"runs {counts}; {before.free / MiB:.2f} MiB free; posting {len(body) / 1e6:.1f} MB "
+        f"to a {args.disk_mib} MiB filesystem"
+    )
+    status, answer, sent, ended = post_answer_early(site.port, site.token, body, ctype)
+    after = disk.snapshot()
+    message = answer[:160].decode(errors="replace")
+    log(f"big upload: {status} after {sent / 1e6:.1f} of {len(body) / 1e6:.1f} MB sent: {message}")
+    result.notes.append(
+        f"big upload ({len(body) / 1e6:.1f} MB): {status or 'no answer'} with "
+        f"{sent / 1e6:.1f} MB of it sent ({ended}): {message}"
+    )
+    if status != 507:
+        result.failures.append(f"the big upload was answered {status or 'nothing'}, not 507")
+    elif b"storage" not in answer:
+        result.failures.append(f"the 507 says nothing of the storage: {message}")
+    grown = after.held - before.held
+    result.notes.append(
+        f"free space: {before.free / MiB:.2f} MiB before the big upload, "
+        f"{after.free / MiB:.2f} MiB after its refusal (files grading wrote meanwhile: "
+        f"{grown / MiB:+.2f} MiB)"
+    )
+    if after.free < before.free - max(grown, 0) - DISK_SLACK:
+        result.failures.append(
+            f"free space not back after the refusal: {before.free} B before, {after.free} B "
+            f"after, of which the files written meanwhile take {grown} B"
+        )
+    check_disk(site, result, before, after, "after the refusal")
+    fill_at_once(site, result)
+    for number in range(args.after_uploads):
+        extra, n = build_archive(site.data, seeds=1, salt=f"disk-after-{number}")
+        result.runs_expected += n
+        site.upload(extra, f"drill-disk-after-{number}.zip")  # raises unless 202
+    return time.monotonic()
+
+
+def fill_at_once(site: Site, result: DrillResult) -> None:
+    """``--fill-uploads`` uploads at once, each 0.4 of the room above the margin: together
+    they do not fit. Each must be answered 202 or 507; the accepted ones are graded."""
+    count = site.args.fill_uploads
+    if count < 1:
+        return
+    space = site.disk.snapshot()
+    size = int(0.4 * (space.free - site.args.disk_min_free))
+    bodies = []
+    for number in range(count):
+        archive, runs = build_archive(
+            site.data, seeds=1, salt=f"disk-fill-{number}", pad_bytes=size
+        )
+        body = multipart_body(
+            {"metadata": METADATA}, "archive", f"drill-disk-fill-{number}.zip", archive
+        )
+        bodies.append((body, runs))
+    start = threading.Barrier(count)
+    answers: list[tuple] = [()] * count
+
+    def send(number: int) -> None:
+        (body, ctype), _runs = bodies[number]
+        start.wait()
+        answers[number] = post_answer_early(site.port, site.token, body, ctype)
+
+    threads = [threading.Thread(target=send, args=(n,), daemon=True) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    statuses = []
+    for number, answer in enumerate(answers):
+        status, text, sent, _ended = answer or (0, b"", 0, "")
+        (body, _ctype), runs = bodies[number]
+        whole = "whole body sent" if sent >= len(body) else f"{sent / 1e6:.1f} MB sent"
+        statuses.append(f"{status or 'no answer'} ({whole})")
+        if status == 202:
+            result.uploads_expected += 1
+            result.runs_expected += runs
+        elif status != 507:
+            result.failures.append(
+                f"an upload filling the disk got {status or 'no answer'}, not 202 or 507: "
+                f"{text[:160].decode(errors='replace')}"
+            )
+    log(f"{count} uploads of {size / MiB:.1f} MiB at once: {', '.join(statuses)}")
+    refused = [f"drill-disk-fill-{n}.zip" for n, a in enumerate(answers) if a and a[0] == 507]
+    now = site.disk.snapshot()
+    left = sorted(path for path in now.files if path.endswith(tuple(refused)))
+    if left:
+        result.failures.append(f"refused uploads left files in the media folder: {left}")
+    check_disk(site, result, result.disk_before, now, "after the uploads at once", big=False)
+    result.notes.append(f"{count} uploads of {size / MiB:.1f} MiB at once: {', '.join(statuses)}")
+    if not any(a and a[0] == 507 for a in answers):
+        result.failures.append("drill: the uploads at once all fit, the disk never filled")
+
+
+def check_disk(
+    site: Site,
+    result: DrillResult,
+    before: DiskSnapshot,
+    now: DiskSnapshot,
+    when: str,
+    big: bool = True,
+) -> None:
+    """No partial file in the media folder (with ``big``: no new file of 1 MiB or more,
+    which only accepted uploads of ``--fill-uploads`` may add), no space held by a removed
+    file, no 500."""
+    new_big = sorted(
+        f"{path} ({size / MiB:.1f} MiB)"
+        for path, size in now.files.items()
+        if big and size >= MiB and before.files.get(path) != size
+    )
+    if new_big:
+        result.failures.append(f"{when}: a file of 1 MiB or more appeared: {new_big}")
+    incoming = sorted(path for path in now.files if path.startswith("incoming/"))
+    if incoming:
+        result.failures.append(f"{when}: files left in incoming/: {incoming[:5]}")
+    if now.unaccounted > before.unaccounted + DISK_SLACK:
+        result.failures.append(
+            f"{when}: the filesystem holds {now.unaccounted / MiB:.2f} MiB no file accounts "
+            f"for ({before.unaccounted / MiB:.2f} MiB before): a removed file still open"
+        )
+    access = site.logs / "gunicorn-access.log"
+    codes: dict[str, int] = {}
+    if access.exists():
+        for match in re.finditer(r'" (\d{3}) ', access.read_text(errors="replace")):
+            codes[match.group(1)] = codes.get(match.group(1), 0) + 1
+    errors = {code: n for code, n in codes.items() if code >= "500" and code != "507"}
+    if errors:
+        result.failures.append(f"{when}: answers of 500 or above (507 aside): {errors}")
+    result.notes.append(
+        f"{when}: {now.free / MiB:.2f} MiB free, {now.unaccounted / 1024:.0f} KiB held by no "
+        f"file, {len(now.files)} files, answers {dict(sorted(codes.items()))}"
+    )
+
+
+def after_disk(site: Site, result: DrillResult) -> None:
+    end = site.disk.snapshot()
+    big = not site.args.fill_uploads
+    check_disk(site, result, result.disk_before, end, "at the end", big=big)
+
+
 DRILL_FUNCS = {
     "worker": drill_worker,
     "broker": drill_broker,
     "web": drill_web,
     "database": drill_database,
+    "disk": drill_disk,
 }
+# Checks after every upload is graded, for the drills that have them.
+AFTER_FUNCS = {"disk": after_disk}
 
 
 def finish(site: Site, result: DrillResult, restarted: float) -> None:
@@ -864,8 +1192,10 @@ def check(site: Site, result: DrillResult) -> None:
     total = sum(result.runs.values())
     graded = result.runs.get("graded", 0)
     failed = result.runs.get("failed", 0)
-    if len(result.uploads) != 1:
-        result.failures.append(f"expected 1 upload, found {len(result.uploads)}")
+    if len(result.uploads) != result.uploads_expected:
+        result.failures.append(
+            f"expected {result.uploads_expected} upload(s), found {len(result.uploads)}"
+        )
     for pk, status in result.uploads:
         if status != "graded":
             error = next((u[3] for u in site.db.uploads() if u[0] == pk), "")
@@ -907,6 +1237,10 @@ def run_drill(args, drill: str) -> DrillResult:
         result.skipped = "no database server to stop (SQLite is a file under var/)"
         log(f"drill {drill}: skipped, {result.skipped}")
         return result
+    if drill == "disk" and (refusal := SmallDisk.cannot_mount()):
+        result.skipped = refusal
+        log(f"drill {drill}: skipped, {refusal}")
+        return result
     log(f"=== drill {drill} ({args.backend}) ===")
     site = Site(args, drill)
     result.var_dir = str(site.var)
@@ -915,6 +1249,8 @@ def run_drill(args, drill: str) -> DrillResult:
         site.start_all()
         restarted = DRILL_FUNCS[drill](site, result)
         finish(site, result, restarted)
+        if drill in AFTER_FUNCS:
+            AFTER_FUNCS[drill](site, result)
     except Exception as exc:  # a time-out, a process that exited, a refused upload
         result.failures.append(f"drill aborted: {type(exc).__name__}: {exc}")
         with contextlib.suppress(Exception):
@@ -1038,6 +1374,22 @@ def main(argv: list[str] | None = None) -> int:
         "--database-down", type=float, default=20.0, help="seconds PostgreSQL is stopped"
     )
     parser.add_argument("--pad-mb", type=float, default=50.0, help="random log in drill web")
+    parser.add_argument(
+        "--disk-mib", type=int, default=24, help="size of the media folder's tmpfs (drill disk)"
+    )
+    parser.add_argument(
+        "--disk-min-free",
+        type=int,
+        default=1024**2,
+        help="MLEBOARD_MEDIA_MIN_FREE_BYTES in drill disk (bytes)",
+    )
+    parser.add_argument("--big-mb", type=float, default=40.0, help="the upload drill disk refuses")
+    parser.add_argument(
+        "--fill-uploads", type=int, default=0, help="uploads at once that fill it (drill disk)"
+    )
+    parser.add_argument(
+        "--after-uploads", type=int, default=2, help="ordinary uploads after it (drill disk)"
+    )
     parser.add_argument("--deadline", type=float, default=240.0, help="s after the last restart")
     parser.add_argument(
         "--spool-wait-max",
@@ -1055,6 +1407,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be at least 1")
+    if args.big_mb * 1e6 <= args.disk_mib * 1024**2:
+        parser.error("--big-mb must be more than the filesystem of --disk-mib can hold")
 
     signal.signal(signal.SIGTERM, _exit_on_signal)
     signal.signal(signal.SIGHUP, _exit_on_signal)

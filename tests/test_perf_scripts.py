@@ -249,6 +249,56 @@ def test_drill_database_on_a_private_cluster(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "backend", ["embedded", pytest.param("pg-redis", marks=pytest.mark.services)]
+)
+def test_drill_disk_tiny(backend, tmp_path):
+    """The media folder on a small tmpfs the drill mounts (root only): the upload bigger
+    than it gets 507, no partial file and no held space stay, the ordinary uploads after it
+    are graded once. Where no tmpfs can be mounted the drill says so and skips; the suite
+    fails then when it must have every service (CI runs as root)."""
+    extra = []
+    if backend == "pg-redis":
+        url = _database_url("drill_disk")
+        if url is None:
+            if env("MLEBOARD_REQUIRE_SERVICES"):
+                pytest.fail("the pg-redis drill needs PostgreSQL: the suite runs on SQLite")
+            pytest.skip("the pg-redis drill needs PostgreSQL")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            extra = ["--redis-port", str(s.getsockname()[1]), "--database-url", url]
+    out = run_script(
+        "drill.py",
+        "--backend",
+        backend,
+        "--drill",
+        "disk",
+        "--seeds",
+        "1",
+        "--fault-delay",
+        "1",
+        "--disk-mib",
+        "6",
+        "--big-mb",
+        "8",
+        "--after-uploads",
+        "1",
+        "--spool-wait-max",
+        "0",
+        *extra,
+        env=bare_env(tmp_path),
+        timeout=900,
+    ).stdout
+    if "disk: skipped" in out:
+        reason = out.split("disk: skipped, ", 1)[1].splitlines()[0]
+        if env("MLEBOARD_REQUIRE_SERVICES"):
+            pytest.fail(f"MLEBOARD_REQUIRE_SERVICES=1 but {reason}")
+        pytest.skip(reason)
+    assert "ALL INVARIANTS HOLD" in out, out[-3000:]
+    assert re.search(r"big upload \(\d+\.\d MB\): 507 ", out), out[-3000:]
+
+
+@pytest.mark.slow
 @pytest.mark.services
 def test_million_bench_tiny_on_postgresql(tmp_path):
     url = _database_url("million")
