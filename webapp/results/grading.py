@@ -102,6 +102,9 @@ def run_ended(run_ids: list[int], status: str) -> None:
     from webapp.results.uploads import upload_finish_if_done
 
     experiments = set(Run.objects.filter(pk__in=run_ids).values_list("experiment_id", flat=True))
+    # Asked once this end is committed: two workers ending an upload's last two runs at
+    # once each see the other's run still grading inside their own transactions, and
+    # neither would finish the upload. After the commits, the later one sees both.
     for experiment_id in experiments:
-        upload_finish_if_done(experiment_id)
+        transaction.on_commit(functools.partial(upload_finish_if_done, experiment_id))
     figures_due(sorted(experiments))
