@@ -171,8 +171,10 @@ def _form_posts(browser: Client, pages: list[str]) -> tuple[list, set[tuple[str,
         response = browser.get(page)
         if response.status_code != 200 or "text/html" not in response.get("Content-Type", ""):
             continue
+        # The built documentation is served as files (streamed): no form posts to the site.
+        body = b"".join(response.streaming_content) if response.streaming else response.content
         parser = _Forms()
-        parser.feed(response.content.decode("utf-8", "replace"))
+        parser.feed(body.decode("utf-8", "replace"))
         for form in parser.forms:
             action = form["action"] or page
             if action.startswith(SKIPPED_ACTIONS) or not action.startswith("/"):
