@@ -211,7 +211,7 @@ def experiments_on_competition(agent_scores: list[dict]) -> list[dict]:
             for m in ("gold", "silver", "bronze")
             if m in entry["medals"]
         )
-        entry["any_medal_text"] = f"{entry['medalled']} of {entry['seeds']}"
+        entry["medalled_text"] = f"{entry['medalled']} of {entry['seeds']}"
     return list(out.values())
 
 
