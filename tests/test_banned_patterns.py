@@ -113,3 +113,68 @@ def test_the_rule_sees_every_spelling_of_a_sleep():
         ("test_c", 11),
         ("test_c", 11),
     ]
+
+
+# --- skips ------------------------------------------------------------------------------
+# A test whose service is missing must fail where every service is required (CI), not pass
+# as skipped: ``tests.services.missing`` decides, the one place that may skip.
+SKIP_ALLOWED = {"tests/services.py"}
+
+
+def test_tests_skip_only_through_the_one_rule_for_missing_services():
+    offenders = [
+        f"{path.relative_to(ROOT).as_posix()}:{number}"
+        for path in sorted(TESTS.rglob("*.py"))
+        if path.relative_to(ROOT).as_posix() not in SKIP_ALLOWED | {"tests/test_banned_patterns.py"}
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "pytest.skip(" in line or "mark.skipif" in line or "importorskip(" in line
+    ]
+    assert not offenders, (
+        "call tests.services.missing(what) instead: it fails under "
+        "MLEBOARD_REQUIRE_SERVICES=1 and skips elsewhere:\n" + "\n".join(offenders)
+    )
+
+
+# --- text the project ships ---------------------------------------------------------------
+
+
+def _tracked_text() -> list[tuple[str, str]]:
+    import subprocess
+
+    names = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout.split(b"\0")
+    files = []
+    for name in filter(None, names):
+        path = ROOT / name.decode()
+        try:
+            files.append((name.decode(), path.read_text(encoding="utf-8")))
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue  # binary files, files deleted in the working tree
+    return files
+
+
+def test_no_shipped_text_names_a_path_of_one_machine():
+    """A path of the machine the project was written on means nothing on a newcomer's:
+    name a package by its module (``webapp.work``), a file relative to the repository."""
+    marker = "/" + "work" + "/"  # spelled so that this file does not match itself
+    offenders = [
+        f"{name}:{number}"
+        for name, text in _tracked_text()
+        if not name.startswith("tools/dolos/")
+        for number, line in enumerate(text.splitlines(), 1)
+        if marker in line or str(ROOT) in line
+    ]
+    assert not offenders, "a machine's path in shipped text:\n" + "\n".join(offenders)
+
+
+def test_html_is_made_by_templates_not_marked_safe_in_python():
+    """``mark_safe`` on a string built in Python skips the escaping a template gives every
+    value: render a template instead (``render_to_string``)."""
+    offenders = [
+        f"{path.relative_to(ROOT).as_posix()}:{number}"
+        for path in sorted((ROOT / "webapp").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "mark_safe" in line
+    ]
+    assert not offenders, "\n".join(offenders)

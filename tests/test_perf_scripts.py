@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from config import env
 from config.variables import BY_NAME
+from tests.services import missing
 
 ROOT = Path(__file__).resolve().parents[1]
 PERF = ROOT / "perf"
@@ -261,9 +261,7 @@ def test_drill_disk_tiny(backend, tmp_path):
     if backend == "pg-redis":
         url = _database_url("drill_disk")
         if url is None:
-            if env("MLEBOARD_REQUIRE_SERVICES"):
-                pytest.fail("the pg-redis drill needs PostgreSQL: the suite runs on SQLite")
-            pytest.skip("the pg-redis drill needs PostgreSQL")
+            missing("the pg-redis drill needs PostgreSQL: the suite runs on SQLite")
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             extra = ["--redis-port", str(s.getsockname()[1]), "--database-url", url]
@@ -290,10 +288,7 @@ def test_drill_disk_tiny(backend, tmp_path):
         timeout=900,
     ).stdout
     if "disk: skipped" in out:
-        reason = out.split("disk: skipped, ", 1)[1].splitlines()[0]
-        if env("MLEBOARD_REQUIRE_SERVICES"):
-            pytest.fail(f"MLEBOARD_REQUIRE_SERVICES=1 but {reason}")
-        pytest.skip(reason)
+        missing(out.split("disk: skipped, ", 1)[1].splitlines()[0])
     assert "ALL INVARIANTS HOLD" in out, out[-3000:]
     assert re.search(r"big upload \(\d+\.\d MB\): 507 ", out), out[-3000:]
 
@@ -303,9 +298,7 @@ def test_drill_disk_tiny(backend, tmp_path):
 def test_million_bench_tiny_on_postgresql(tmp_path):
     url = _database_url("million")
     if url is None:
-        if env("MLEBOARD_REQUIRE_SERVICES"):
-            pytest.fail("million_bench measures PostgreSQL: the suite runs on SQLite")
-        pytest.skip("million_bench measures PostgreSQL")
+        missing("million_bench measures PostgreSQL: the suite runs on SQLite")
     run_script(
         "million_bench.py",
         "--experiments",
@@ -326,9 +319,7 @@ def test_million_bench_tiny_on_postgresql(tmp_path):
 def test_submit_bench_tiny_on_postgresql(tmp_path):
     url = _database_url("submit_bench")
     if url is None:
-        if env("MLEBOARD_REQUIRE_SERVICES"):
-            pytest.fail("submit_bench serves uploads from PostgreSQL: the suite runs on SQLite")
-        pytest.skip("submit_bench serves uploads from PostgreSQL")
+        missing("submit_bench serves uploads from PostgreSQL: the suite runs on SQLite")
     import socket
 
     with socket.socket() as probe:

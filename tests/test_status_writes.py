@@ -1,4 +1,4 @@
-"""Nothing outside ``webapp/work/`` writes the status of work: every move goes through the
+"""Nothing outside the ``webapp.work`` package writes the status of work: every move goes through the
 calls of ``webapp.work.lifecycle``, which follow the declared transition tables. Before
 these rules, 28 places in 7 modules wrote statuses by hand, each resetting different
 fields and deciding "attempts spent?" its own way.

@@ -50,7 +50,7 @@ def test_allocating_past_the_memory_limit_is_out_of_memory(base_image, demo_data
 
 def test_sleeping_past_the_time_limit_is_killed_and_timed_out(base_image, demo_data, tmp_path):
     spec = python_spec(
-        base_image, "import time; print('sleeping', flush=True); time.sleep(120)", time_limit_s=2
+        base_image, "import signal; print('sleeping', flush=True); signal.pause()", time_limit_s=2
     )
     started = time.monotonic()
     outcome = run(spec, demo_data, tmp_path / "out")
@@ -80,7 +80,7 @@ def test_cancel_stops_the_container_within_seconds(base_image, demo_data, tmp_pa
     control = RunControl(on_started=on_started)
     started = time.monotonic()
     outcome = run(
-        python_spec(base_image, "import time; time.sleep(120)"),
+        python_spec(base_image, "import signal; signal.pause()"),
         demo_data,
         tmp_path / "out",
         control=control,
@@ -164,7 +164,7 @@ def test_container_is_removed_when_the_harness_fails(base_image, demo_data, tmp_
         raise RuntimeError("the database went away")
 
     outcome = run(
-        python_spec(base_image, "import time; time.sleep(30)"),
+        python_spec(base_image, "import signal; signal.pause()"),
         demo_data,
         tmp_path / "out",
         heartbeat=failing_heartbeat,
@@ -186,7 +186,7 @@ def test_a_reaper_can_remove_a_run_container_by_name(base_image, demo_data, tmp_
 
     started = time.monotonic()
     outcome = run(
-        python_spec(base_image, "import time; time.sleep(60)"),
+        python_spec(base_image, "import signal; signal.pause()"),
         demo_data,
         tmp_path / "out",
         control=RunControl(on_started=on_started),

@@ -74,9 +74,9 @@ def test_sleeping_past_the_limit_is_timed_out_and_the_group_killed(demo_data, tm
     # agent) its pid means nothing here.
     marker = f"61.{time.time_ns() % 10**6:06d}"
     code = (
-        "import subprocess, time\n"
+        "import signal, subprocess\n"
         f"child = subprocess.Popen(['sleep', {marker!r}])\n"
-        "print('sleeping', flush=True); time.sleep(60)\n"
+        "print('sleeping', flush=True); signal.pause()\n"
     )
     started = time.monotonic()
     outcome = run(python_spec(code, time_limit_s=1.5), demo_data, tmp_path / "out")
@@ -122,7 +122,7 @@ def test_cancel_stops_the_agent_within_seconds(demo_data, tmp_path):
     beats: list[float] = []
     started = time.monotonic()
     outcome = run(
-        python_spec("import time; time.sleep(60)"),
+        python_spec("import signal; signal.pause()"),
         demo_data,
         tmp_path / "out",
         cancel=cancel,
@@ -218,10 +218,10 @@ def test_a_self_inflicted_sigkill_is_failed_not_out_of_memory(demo_data, tmp_pat
 
 def test_a_huge_sparse_submission_is_never_copied_and_ends_the_run(demo_data, tmp_path):
     code = (
-        "import os, time\n"
+        "import os, signal\n"
         "with open(os.path.join(os.environ['SUBMISSION_DIR'], 'submission.csv'), 'wb') as f:\n"
         "    f.truncate(10 * 1024**3)\n"
-        "time.sleep(60)\n"
+        "signal.pause()\n"
     )
     spec = python_spec(code, submission_max_bytes=1024**2)
     started = time.monotonic()

@@ -1,7 +1,6 @@
 from django.contrib import admin
 from django.db.models import Count
-from django.utils.html import format_html_join
-from django.utils.safestring import mark_safe
+from django.template.loader import render_to_string
 
 from webapp.results.models import (
     Agent,
@@ -187,8 +186,9 @@ class ReviewQueueAdmin(ExperimentAdmin):
 
     @admin.display(description="Any Medal % (mean ± SEM)")
     def any_medal(self, obj):
-        texts = any_medal_texts(obj)  # a split a line
-        return format_html_join(mark_safe("<br>"), "{}", ((t,) for t in texts)) if texts else "—"
+        return render_to_string(
+            "admin/lines.html", {"lines": any_medal_texts(obj)}
+        )  # a split a line
 
     @admin.display(description="uploaded", ordering="created_at")
     def uploaded(self, obj):

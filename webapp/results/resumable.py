@@ -57,11 +57,11 @@ BROWSER_CHUNK_BYTES = 16 * 1024 * 1024
 
 
 class ResumableError(ValueError):
-    """A request the protocol or the limits refuse; ``status`` is its HTTP status."""
+    """A request the protocol or the limits refuse, answered with ``http_status``."""
 
     def __init__(self, message: str, status: int = 400, retry_after: int | None = None):
         super().__init__(message)
-        self.status = status
+        self.http_status = status
         self.retry_after = retry_after
 
 

@@ -141,7 +141,7 @@ class _TusView(APIView):
         if isinstance(exc, resumable.ResumableError):
             return _error(
                 str(exc),
-                exc.status,
+                exc.http_status,
                 head=self.request.method == "HEAD",
                 retry_after=exc.retry_after,
             )

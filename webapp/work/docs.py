@@ -7,7 +7,7 @@ from webapp.work.lifecycle import Kind, kinds
 
 HEADER = """# Lifecycle of each kind of work
 
-Generated from `webapp/work/declarations.py` by `manage.py lifecycle_docs --write docs/lifecycle.md`;
+Generated from `webapp.work.declarations` by `manage.py lifecycle_docs --write docs/lifecycle.md`;
 do not edit by hand. Every status below is written only by `webapp.work` (`claim`, `finish`,
 `fail`, `release`, `retry_or_fail`, `restart`, `move`), along these tables; pages and the API
 ask `is_final`, `is_cancellable` and the label instead of comparing states. A claim spends
