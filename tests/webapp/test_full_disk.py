@@ -204,3 +204,16 @@ def test_a_resumable_piece_that_meets_a_full_disk_keeps_what_fit(api, tiny_disk,
     part = tiny_disk / "partial" / f"{partial.key}.part"
     # What did not fit is cut off: the file holds exactly the bytes counted.
     assert part.stat().st_size == offset and part.read_bytes() == data[:offset]
+
+
+def test_a_disk_that_fills_while_an_upload_is_read_is_said_so():
+    """Two uploads accepted at once near the margin can meet a full disk while unpacking:
+    the upload fails saying so (and what to do), not as an internal error."""
+    import errno
+
+    from webapp.results.tasks import _internal_error
+
+    message = _internal_error("reading the upload", OSError(errno.ENOSPC, "No space left"))
+    assert "storage filled up" in message and "send it again later" in message
+    assert "internal error" not in message
+    assert "internal error" in _internal_error("reading the upload", OSError(errno.EIO, "I/O"))

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from graders import AnswersMissing
 from webapp import work
+from webapp.media_space import is_disk_full
 from webapp.results.aggregates import experiment_aggregate_refresh
 from webapp.results.grading import run_fail, run_grade
 from webapp.results.uploads import upload_fail, upload_process
@@ -41,6 +42,11 @@ def _internal_error(what: str, exc: BaseException) -> str:
         return f"{what} ran out of memory on the worker"
     if isinstance(exc, AnswersMissing):
         return f"{what} could not start: {exc}"
+    if is_disk_full(exc):
+        return (
+            f"{what} stopped: the server's storage filled up meanwhile (nothing half-read was "
+            "kept); send it again later, or tell the site's operators"
+        )
     return (
         f"{what} failed with an internal error ({type(exc).__name__}: {exc}); "
         "the traceback is in the worker's log"
