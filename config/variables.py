@@ -360,7 +360,8 @@ VARIABLES: tuple[Variable, ...] = (
         p.url_with_scheme("redis", "rediss"),
         "",
         "unset: each web process's memory (at most 64 MiB)",
-        "where whole public pages are cached for anonymous visitors: a Redis of their own "
+        "where public pages are cached, whole for anonymous visitors and around their own "
+        "navigation for people signed in: a Redis of their own "
         "(compose's `pagecache`), bounded by `MLEBOARD_CACHE_MAX_BYTES` with least recently "
         "used pages evicted. Refused when it is the broker's or `CACHE_URL`'s Redis "
         "(eviction would drop their keys)",
@@ -381,7 +382,8 @@ VARIABLES: tuple[Variable, ...] = (
         p.parse_bool,
         True,
         "on",
-        "serve anonymous views of the public pages from the page cache",
+        "serve the public pages from the page cache: whole to anonymous visitors, and to "
+        "people signed in as their class of viewers sees them around their own navigation",
         SERVICES,
     ),
     # --- processes ------------------------------------------------------------------------

@@ -165,6 +165,15 @@ def changed(using: str = DEFAULT_DB_ALIAS) -> None:
         transaction.on_commit(_bump_catalogue, using=using)
 
 
+def _private_keys(owners: Iterable[int]) -> list[str]:
+    """The scopes a change to private work replaces: its owners' and everyone's private
+    work (what those who see every experiment see). Only signed-in pages read them
+    (``webapp.viewer_pages``); no anonymous page renders again."""
+    return [_SCOPE_VERSION_KEY.format(routes.PRIVATE)] + [
+        _SCOPE_VERSION_KEY.format(routes.owner_scope(owner)) for owner in set(owners)
+    ]
+
+
 class _ExperimentsChanged:
     """The experiments one transaction changed, acted on once it commits."""
 
@@ -175,16 +184,31 @@ class _ExperimentsChanged:
     def __call__(self) -> None:
         from webapp.results.models import Experiment
 
-        public = list(
+        public, owners = [], []
+        for pk, published, owner in (
             Experiment.objects.using(self.using)
-            .filter(pk__in=self.ids, is_published=True)
-            .values_list("pk", flat=True)
-        )
+            .filter(pk__in=self.ids)
+            .values_list("pk", "is_published", "owner_id")
+        ):
+            if published:
+                public.append(pk)
+            elif owner is not None:
+                owners.append(owner)
+        keys = _private_keys(owners) if owners else []
         if public:
-            _bump(
-                [_SCOPE_VERSION_KEY.format(routes.LISTINGS)]
-                + [_SCOPE_VERSION_KEY.format(f"{routes.EXPERIMENT}:{pk}") for pk in public]
-            )
+            keys += [_SCOPE_VERSION_KEY.format(routes.LISTINGS)] + [
+                _SCOPE_VERSION_KEY.format(f"{routes.EXPERIMENT}:{pk}") for pk in public
+            ]
+        if keys:
+            _bump(keys)
+
+
+def private_changed(owners: Iterable[int | None], using: str = DEFAULT_DB_ALIAS) -> None:
+    """Private work of these owners changed (or went away): their signed-in pages render
+    again once the current transaction commits."""
+    owners = {owner for owner in owners if owner is not None}
+    if owners:
+        transaction.on_commit(lambda: _bump(_private_keys(owners)), using=using)
 
 
 def experiments_changed(ids: Iterable[int | None], using: str = DEFAULT_DB_ALIAS) -> None:
@@ -205,9 +229,9 @@ def experiments_changed(ids: Iterable[int | None], using: str = DEFAULT_DB_ALIAS
     transaction.on_commit(_ExperimentsChanged(ids, using), using=using)
 
 
-def current_versions(scope: str) -> tuple[str, str]:
-    """The catalogue's version and ``scope``'s (one read of two keys)."""
-    keys = (VERSION_KEY, _SCOPE_VERSION_KEY.format(scope))
+def current_versions(*scopes: str) -> tuple[str, ...]:
+    """The catalogue's version and each scope's (one read)."""
+    keys = (VERSION_KEY, *(_SCOPE_VERSION_KEY.format(scope) for scope in scopes))
     cache = _version_cache()
     found = cache.get_many(keys)
     if len(found) < len(keys):  # first use, or evicted: any new version will do
@@ -268,7 +292,10 @@ class _Recent:
 
 
 def _size(entry: tuple) -> int:
-    return len(entry[3]) + len(entry[4] or b"")
+    content, extra = entry[3], entry[4]
+    if isinstance(content, tuple):  # a signed-in page's parts, with their size
+        return extra
+    return len(content) + len(extra or b"")
 
 
 _recent = _Recent(RECENT_MAX_BYTES)
@@ -276,16 +303,30 @@ _recent = _Recent(RECENT_MAX_BYTES)
 
 def clear() -> None:
     """Drop every stored page (tests, and an operator's ``cache clear``)."""
+    from webapp import viewer_pages
+
     _recent.clear()
+    viewer_pages.forget_classes()
     if _shared():
         _pages().clear()
 
 
-def _lookup(key: str, scope: str) -> tuple[tuple, tuple | None]:
+def _lookup(key: str, scopes: tuple[str, ...]) -> tuple[tuple, tuple | None]:
     """The current versions and the stored entry for ``key`` (of any versions: the
     caller compares)."""
     ensure_bounded()
-    versions = current_versions(scope)
+    versions = current_versions(*scopes)
+    return versions, _stored(key, versions)
+
+
+def bump(scopes: Iterable[str]) -> None:
+    """Replace these scopes' versions now (``webapp.viewer_pages``' own scopes)."""
+    _bump([_SCOPE_VERSION_KEY.format(scope) for scope in scopes])
+
+
+def _stored(key: str, versions: tuple) -> tuple | None:
+    """The entry stored for ``key``: this process's copy under ``versions``, else the
+    shared one (copied here when it is of ``versions``), else a stale copy, else None."""
     entry = _recent.get(key, versions)
     if entry is None and _shared():
         entry = _pages().get(key)
@@ -293,7 +334,7 @@ def _lookup(key: str, scope: str) -> tuple[tuple, tuple | None]:
             _recent.put(key, entry)
     if entry is None:
         entry = _recent.peek(key)
-    return versions, entry if _valid(entry) else None
+    return entry if _valid(entry) else None
 
 
 def _valid(entry) -> bool:
@@ -345,12 +386,14 @@ def canonicalize(request, found: routes.Match) -> str:
     return f"mleboard:page:{digest}"
 
 
-def _storable(request, response) -> bool:
+def _storable(request, response, *, token_used: bool = False) -> bool:
+    """A 200 with no cookie of its own; ``token_used``: the page may have asked for the
+    CSRF token (``webapp.viewer_pages`` then checks that no stored part holds it)."""
     return (
         response.status_code == 200
         and not response.streaming
         and not response.cookies
-        and not request.META.get("CSRF_COOKIE_NEEDS_UPDATE")
+        and (token_used or not request.META.get("CSRF_COOKIE_NEEDS_UPDATE"))
         and not response.has_header("Cache-Control")
         and len(response.content) <= MAX_BODY_BYTES
     )
@@ -387,13 +430,18 @@ def _respond(request, entry: tuple, state: str, started: float):
     response["Cache-Control"] = CACHE_CONTROL
     patch_vary_headers(response, ("Cookie", "Authorization", "Accept-Encoding"))
     response["X-Page-Cache"] = state
-    if _not_modified(request, etag):
-        not_modified = HttpResponseNotModified()
-        for name in ("ETag", "Cache-Control", "Vary", "X-Page-Cache", "Server-Timing"):
-            if response.has_header(name):
-                not_modified[name] = response[name]
-        return not_modified
-    return response
+    return conditional(request, response)
+
+
+def conditional(request, response):
+    """``response``, or a 304 with its validators when the client holds it already."""
+    if not _not_modified(request, response["ETag"]):
+        return response
+    not_modified = HttpResponseNotModified()
+    for name in ("ETag", "Cache-Control", "Vary", "X-Page-Cache", "Server-Timing"):
+        if response.has_header(name):
+            not_modified[name] = response[name]
+    return not_modified
 
 
 class PageCacheMiddleware:
@@ -418,7 +466,7 @@ class PageCacheMiddleware:
         started = time.perf_counter()
         key = canonicalize(request, found)
         try:
-            versions, entry = _lookup(key, found.scope)
+            versions, entry = _lookup(key, (found.scope,))
         except Exception:
             log.exception("page cache: unavailable, rendering")
             return self.get_response(request)
@@ -478,9 +526,11 @@ def _experiment_before_save(sender, instance, raw=False, **kwargs) -> None:
 def _experiment_change(sender, instance, **kwargs) -> None:
     """An experiment's own row (its name, its twin, publishing): it shows on the listings
     and, through its twin, on another experiment's page; rare, so every page. A private
-    experiment that stays private changes no public page."""
+    experiment that stays private changes no public page, only its owner's."""
     if instance.is_published or getattr(instance, "_page_cache_was_public", False):
         changed(using=_using(kwargs))
+    else:
+        private_changed([instance.owner_id], using=_using(kwargs))
 
 
 def _report_change(sender, instance, **kwargs) -> None:

@@ -39,6 +39,13 @@ _API = ("format",)
 
 LISTINGS = "listings"
 EXPERIMENT = "experiment"
+# What signed-in pages depend on beyond a visitor's (``webapp.viewer_pages``): every
+# private experiment (for those who see them all), and one owner's.
+PRIVATE = "private"
+
+
+def owner_scope(owner_id: int) -> str:
+    return f"owner:{owner_id}"
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,9 @@ if env("MLEBOARD_BEHIND_TLS_PROXY"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env("SECURE_SSL_REDIRECT")
 SESSION_COOKIE_SECURE = env("SESSION_COOKIE_SECURE")
+# Sessions are read from the cache (written through to the database): a signed-in page
+# served by webapp.viewer_pages costs no session query.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 CSRF_COOKIE_SECURE = env("CSRF_COOKIE_SECURE")
 SECURE_HSTS_SECONDS = env("SECURE_HSTS_SECONDS")
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env("SECURE_HSTS_INCLUDE_SUBDOMAINS")
@@ -101,6 +104,9 @@ MIDDLEWARE = [
     # every middleware's __call__) reads the body (webapp/media_space.py).
     "webapp.media_space.MediaSpaceMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # The same public pages for signed-in people: the page cache's copy for their class
+    # of viewers around their own navigation (webapp/viewer_pages.py).
+    "webapp.viewer_pages.ViewerPageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
     "webapp.timing.ServerTimingMiddleware",
@@ -134,6 +140,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env("DATABASE_URL"),
         conn_max_age=env("DATABASE_CONN_MAX_AGE"),
+        # A kept connection is checked before a request uses it: a restarted database
+        # costs one reconnect, not an error.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):

@@ -1,6 +1,7 @@
 """The anonymous page cache (webapp/page_cache.py): hits, conditional GET, and pages that
 change the moment a report is graded, an experiment published or the curation edited;
-never a signed-in view, a token request or a CSRF token from the cache."""
+never a signed-in view (webapp.viewer_pages has those), a token request or a CSRF token
+from the cache."""
 
 import pytest
 from django.contrib.auth.models import User
@@ -171,7 +172,9 @@ def test_curation_shows_at_once(imported):
     assert note.encode() not in client.get(url).content
 
 
-def test_signed_in_views_never_come_from_or_go_to_the_cache(imported):
+def test_signed_in_views_never_get_the_anonymous_copy(imported):
+    """A signed-in person's page is theirs (``webapp.viewer_pages``, tested in
+    test_viewer_pages.py): never the anonymous copy, and it never becomes one."""
     owner = User.objects.create_user("owner", password="pw-owner-123")
     Experiment.objects.create(
         name="private-of-owner", agent=agent_get_or_create("p", "q"), owner=owner
@@ -182,7 +185,7 @@ def test_signed_in_views_never_come_from_or_go_to_the_cache(imported):
     signed_in = Client()
     signed_in.force_login(owner)
     mine = signed_in.get("/")
-    assert state(mine) is None and "ETag" not in mine.headers
+    assert state(mine) == "viewer-miss" and mine.headers["Cache-Control"] == "private, no-cache"
     assert b"private-of-owner" in mine.content and b"Sign out owner" in mine.content
     for response in (anonymous.get("/"), anonymous.get("/api/leaderboard/")):
         assert b"private-of-owner" not in response.content
