@@ -529,6 +529,21 @@ def time_scaling(points: Sequence[dict]) -> dict:
     }
 
 
+def leaderboard_dots_from_table(
+    entries: Sequence[dict], splits: Sequence[tuple[str, str]], table_id: str
+) -> dict:
+    """``leaderboard_dots`` without its figures, which the page's table already holds: each
+    trace names the split whose cells (``static/js/figures.js``) fill its dots (the
+    ``data-value`` mean of ``td[data-split]``, its "± SEM") and the rows' names (the
+    agent link's title), so each number is sent once."""
+    figure = leaderboard_dots(entries, splits)
+    shown = [key for key, label in splits for t in figure["data"] if t["name"] == label]
+    for trace in figure["data"]:
+        del trace["x"], trace["y"], trace["error_x"]["array"]
+    figure["table"] = {"id": table_id, "splits": shown}
+    return figure
+
+
 SPLIT_COLOURS = ("#2e7d32", "#5b8bd0", "#d4a017", "#c0392b", "#8a8d91", "#7b52ab", "#b06a2c")
 
 

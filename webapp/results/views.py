@@ -54,7 +54,9 @@ def home(request):
             "rows_html": render_rows("results/leaderboard_rows.html", rows=rows),
             "footnotes": footnotes,
             "ranked_on": split_label(ranking_split(entries)) if entries else "",
-            "dots_figure": figures.leaderboard_dots(entries, split_choices(shown))
+            "dots_figure": figures.leaderboard_dots_from_table(
+                entries, split_choices(shown), "leaderboard"
+            )
             if any(v for e in entries for v in e["splits"].values())
             else None,
             "unranked": sum(1 for e in entries if e["rank"] is None),
