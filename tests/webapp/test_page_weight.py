@@ -8,7 +8,11 @@ import pytest
 from django.templatetags.static import static
 
 from webapp import figures
+from webapp.competitions.services import catalogue_sync
+from webapp.results.models import Experiment
 
+from .conftest import shot
+from .factories import import_runs
 from .test_results_pages import imported  # noqa: F401, F811
 
 HASHED = re.compile(r"\.[0-9a-f]{12}\.\w+$")
@@ -85,3 +89,51 @@ def test_leaderboard_sends_the_dot_plots_figures_once(client, imported):  # noqa
         assert "x" not in trace and "y" not in trace and "array" not in trace["error_x"]
     for key in figure["table"]["splits"]:
         assert re.search(rf'data-split="{key}" data-value="[\d.]+">[\d.]+ <span class="pm">', html)
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_leaderboard_dots_and_tooltips_are_drawn_from_the_table(page, live_server, tmp_path):
+    catalogue_sync()
+    import_runs(tmp_path / "runs", {"aide-o1": 3, "mlab-gpt4o": 2})
+    aide = Experiment.objects.get(name="aide-o1")
+    Experiment.objects.filter(pk=aide.pk).update(
+        internet_access=True, test_feedback=None, source_available=False, known_leakage=False
+    )
+    page.goto(live_server.url + "/")
+    page.wait_for_selector("#leaderboard-dots[data-rendered=true]", timeout=15000)
+    drawn = page.evaluate(
+        """() => document.getElementById('leaderboard-dots').data.map(
+             t => ({split: t.name, x: t.x, y: t.y, e: t.error_x.array}))"""
+    )
+    cells = page.evaluate(
+        """() => [...document.querySelectorAll('#leaderboard tbody tr')].map(r => ({
+             name: r.querySelector('td.agent a').title,
+             values: Object.fromEntries([...r.querySelectorAll('td[data-split]')].map(
+               c => [c.dataset.split, c.textContent.trim()]))}))"""
+    )
+    assert [t["y"] for t in drawn] == [[c["name"] for c in cells]] * len(drawn)
+    splits = dict(
+        page.evaluate(
+            "() => [...document.querySelectorAll('#leaderboard th[data-split]')]"
+            ".map(h => [h.textContent.replace(/[↕↑↓]/g, '').trim(), h.dataset.split])"
+        )
+    )
+    for trace in drawn:
+        for x, error, cell in zip(trace["x"], trace["e"], cells, strict=True):
+            shown = cell["values"][splits[trace["split"]]]
+            if x is None:
+                assert shown == "—"
+            else:
+                assert shown.startswith(f"{x:.1f} ± {error:.1f}"), (shown, x, error)
+    row = page.locator(f'tr[data-experiment="{aide.pk}"] td.conditions')
+    title = row.get_attribute("title")
+    assert "Internet access during the run: yes" in title
+    assert "Used feedback from the test set: ?" in title and "Known leakage: no" in title
+    net = row.locator('.cond[data-flag="internet_access"]')
+    assert net.get_attribute("title") == "Internet access during the run"
+    assert row.locator('.cond[data-flag="test_feedback"]').get_attribute("title") == (
+        "Used feedback from the test set: not stated"
+    )
+    shot(page, "page-weight-leaderboard")
+    assert page.console_errors == []

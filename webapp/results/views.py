@@ -19,6 +19,7 @@ from webapp.results import analysis_pages, extensions, selectors
 from webapp.results.aggregates import counted_reports, wants_clean_subset
 from webapp.results.contamination import contamination_section
 from webapp.results.leaderboard import (
+    CONDITIONS,
     INTEGRITY_FILTERS,
     LeaderboardFilters,
     csv_rows,
@@ -65,6 +66,9 @@ def home(request):
             "query": query.urlencode(),
             **filter_choices(request.user),
             "integrity_filters": [(k, label) for k, (label, _) in INTEGRITY_FILTERS.items()],
+            # What each Conditions mark means, once: static/js/tables.js writes the
+            # tooltips of every row from it.
+            "conditions_meanings": {key: meaning for key, _, meaning in CONDITIONS},
         },
     )
 
