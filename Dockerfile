@@ -1,3 +1,10 @@
+# The JavaScript the site serves (web/package-lock.json: Plotly's partial bundle), installed
+# by npm in a stage of its own: the image itself has no Node.
+FROM node:20-bookworm-slim AS js
+WORKDIR /web
+COPY web/package.json web/package-lock.json ./
+RUN npm ci --no-audit --no-fund --loglevel=error
+
 # The web/worker image: one image, two commands (gunicorn for the site, celery for the
 # worker). Runs as a non-root user.
 FROM python:3.11-slim-bookworm
@@ -20,6 +27,7 @@ RUN pip install --no-cache-dir .
 COPY manage.py ./
 COPY templates ./templates
 COPY static ./static
+COPY --from=js /web/node_modules ./web/node_modules
 RUN SECRET_KEY=build python manage.py collectstatic --noinput -v0
 
 USER mleboard

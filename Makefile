@@ -23,7 +23,15 @@ $(VAR_DIR)/secret_key: | $(BIN)/.installed
 	umask 077 && $(BIN)/python -c 'import secrets; print(secrets.token_urlsafe(50))' > $@.tmp
 	mv $@.tmp $@
 
-setup: venv $(VAR_DIR)/secret_key docs
+# The JavaScript the site serves from its static files (web/package-lock.json: Plotly's
+# partial bundle), installed by npm ci again when the lock changes.
+JS_INSTALLED := web/node_modules/.mleboard-installed-lock
+$(JS_INSTALLED): web/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "make setup needs Node.js (20 or later) and npm for web/ (Plotly's JS); on Debian: apt-get install nodejs npm" >&2; exit 1; }
+	npm ci --prefix web --no-audit --no-fund --loglevel=error
+	cp web/package-lock.json $@
+
+setup: venv $(VAR_DIR)/secret_key docs $(JS_INSTALLED)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_catalogue
 	$(BIN)/python manage.py load_demo

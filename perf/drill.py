@@ -743,6 +743,8 @@ class Site:
         started = time.monotonic()
         self.manage("migrate", "--noinput", "-v0")
         self.manage("load_catalogue")
+        # The pages link the static files by their hashed names, from collectstatic's manifest.
+        self.manage("collectstatic", "--noinput", "-v0")
         out = self.manage("shell", "-c", SETUP_SHELL)
         match = re.search(r"^TOKEN=(\w+)$", out, re.M)
         if not match:

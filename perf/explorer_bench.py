@@ -49,6 +49,8 @@ def main() -> None:
         call_command("flush", interactive=False, verbosity=0)
     call_command("migrate", verbosity=0)
     call_command("load_catalogue", verbosity=0)
+    # The pages link the static files by their hashed names, from collectstatic's manifest.
+    call_command("collectstatic", interactive=False, verbosity=0)
     print(f"database: {connection.vendor}")
 
     started = time.perf_counter()

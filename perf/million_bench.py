@@ -119,6 +119,8 @@ def main() -> None:
     from webapp.results.models import Experiment, GradeReport
     from webapp.results.reports_import import import_runs_folder
 
+    # The pages link the static files by their hashed names, from collectstatic's manifest.
+    call_command("collectstatic", interactive=False, verbosity=0)
     if args.pages_only:
         ids = list(
             Experiment.objects.filter(name__startswith="agent-")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# What the test suite needs besides Python: Chromium (browser tests), a running Docker
-# engine and the agent images (runner tests). Installs missing Debian packages when run
-# as root (or with sudo), starts dockerd, builds the images (cached by content tag).
+# What the test suite needs besides Python: Chromium (browser tests), the site's JavaScript
+# (web/), a running Docker engine and the agent images (runner tests). Installs missing
+# Debian packages when run as root (or with sudo), starts dockerd, builds the images
+# (cached by content tag).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,6 +24,13 @@ if ! cmp -s tools/dolos/package-lock.json tools/dolos/node_modules/.mleboard-ins
   echo "test-deps: npm ci --prefix tools/dolos" >&2
   npm ci --prefix tools/dolos --no-audit --no-fund --loglevel=error
   cp tools/dolos/package-lock.json tools/dolos/node_modules/.mleboard-installed-lock
+fi
+# The JavaScript the site serves (web/package-lock.json: Plotly's partial bundle), which the
+# tests' collectstatic collects; the same stamp as `make setup`'s.
+if ! cmp -s web/package-lock.json web/node_modules/.mleboard-installed-lock; then
+  echo "test-deps: npm ci --prefix web" >&2
+  npm ci --prefix web --no-audit --no-fund --loglevel=error
+  cp web/package-lock.json web/node_modules/.mleboard-installed-lock
 fi
 bash scripts/docker-up.sh
 .venv/bin/mleboard images

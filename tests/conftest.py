@@ -12,7 +12,16 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 REQUIRE_SERVICES = os.environ.get("MLEBOARD_REQUIRE_SERVICES", "") == "1"
 
 
+# The Plotly bundle the pages load (web/package-lock.json), which collectstatic collects.
+PLOTLY_BUNDLE = REPO_ROOT / "web" / "node_modules" / "plotly.js-basic-dist-min"
+
+
 def pytest_sessionstart(session):
+    if not PLOTLY_BUNDLE.is_dir():
+        raise pytest.UsageError(
+            f"{PLOTLY_BUNDLE.relative_to(REPO_ROOT)} is missing: the pages load it. "
+            "Run `bash scripts/test-deps.sh` (or `npm ci --prefix web`)."
+        )
     if not REQUIRE_SERVICES:
         return
     problems = []
@@ -48,3 +57,40 @@ def fast_password_hashing():
 
     with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def collected_static(tmp_path_factory):
+    """The static files as `make setup` collects them, in a folder of the session's: hashed
+    names, their manifest (which {% static %} reads: without it a page fails to render) and
+    compressed copies. Pages link the hashed names and whitenoise serves them, as on a site."""
+    from django.core.management import call_command
+    from django.test import override_settings
+
+    with override_settings(STATIC_ROOT=tmp_path_factory.mktemp("staticfiles")):
+        call_command("collectstatic", interactive=False, verbosity=0)
+        yield
+
+
+@pytest.fixture(scope="session")
+def live_server(request, collected_static):
+    """pytest-django's live server, with the static files served by the site itself
+    (whitenoise, from the collected files) rather than by its default handler, which looks
+    names up in the source folders and so finds no hashed name."""
+    from pytest_django.live_server_helper import LiveServer
+
+    addr = (
+        request.config.getvalue("liveserver")
+        or os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS")
+        or "localhost"
+    )
+    server = LiveServer(addr, start=False)
+    server.thread.static_handler = _served_by_the_site
+    server.start()
+    yield server
+    server.stop()
+
+
+def _served_by_the_site(application):
+    """A live server's static handler that hands every request to the site."""
+    return application

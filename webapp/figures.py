@@ -5,6 +5,7 @@ JSON and draw it with Plotly's JS served from our static files. Building the dic
 directly (rather than through plotly.graph_objects) keeps page rendering cheap.
 """
 
+import math
 from collections.abc import Sequence
 
 from webapp.numbers import format_score
@@ -37,14 +38,22 @@ def leaderboard_distribution(
 ) -> dict:
     """Histogram of the private leaderboard's scores with the medal lines and the median
     drawn as vertical lines, and each agent score (label, score) as a marker on top."""
+    centres, counts, size = histogram_bins(scores, HISTOGRAM_BINS)
     data: list[dict] = [
         {
-            "type": "histogram",
-            "x": list(scores),
+            # The histogram Plotly would draw from every score, as bars of its bins' counts:
+            # the page sends a count per bin, not each team's score, and Plotly's bundle
+            # needs no histogram trace.
+            "type": "bar",
+            "x": centres,
+            "y": counts,
+            "width": size * (1 - BAR_GAP),
+            "customdata": [
+                f"{format_score(c - size / 2)} – {format_score(c + size / 2)}" for c in centres
+            ],
+            "hovertemplate": "%{customdata}: %{y}",
             "name": population_label,
             "marker": {"color": "#c9d3e0"},
-            "nbinsx": 60,
-            "xhoverformat": ".6~g",
         }
     ]
     shapes, annotations = [], []
@@ -136,9 +145,95 @@ def leaderboard_distribution(
             },
             "showlegend": True,
             "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"},
-            "bargap": 0.02,
+            "bargap": BAR_GAP,
         },
     }
+
+
+HISTOGRAM_BINS = 60  # at most, as Plotly's histogram ``nbinsx``
+BAR_GAP = 0.02  # between the histogram's bars, as a share of a bin
+_ROUNDING = 1e-9  # Plotly's allowance for float error when it puts a value in a bin
+
+
+def histogram_bins(values: Sequence[float], most: int) -> tuple[list[float], list[int], float]:
+    """The bins Plotly's histogram trace gives ``values`` with ``nbinsx`` = ``most`` on a
+    linear axis (its ``autoBin``): a round size (2, 5 or 10 × 10^n) from the range over
+    ``most``, the edges on multiples of it, shifted half a bin when the values sit on the
+    edges, then the bins from the first to the last that holds a value. Returns the bins'
+    centres, their counts and the size."""
+    data = [float(v) for v in values if v is not None and math.isfinite(v)]
+    if not data:
+        return [], [], 1.0
+    low, high = min(data), max(data)
+    if low == high:
+        return [low], [len(data)], 1.0
+    rough = (high - low) / most
+    base = math.pow(10, math.floor(math.log(rough) / math.log(10)))
+    size = base * _round_up(rough / base, (2, 5, 10))
+    first_tick = math.ceil((low - (high - low) * 1e-4) / size) * size
+    start = _shift_bins(_increment(first_tick, -size), data, size, low, high)
+    centres, counts, edge = [], [], start
+    end = start + (1 + math.floor((high - start) / size)) * size
+    while edge < end - size / 1e6:
+        following = _increment(edge, size)
+        centres.append((edge + following) / 2)
+        counts.append(0)
+        if following <= edge:
+            break
+        edge = following
+    for value in data:
+        i = math.floor((value - start) / size + _ROUNDING)
+        if 0 <= i < len(counts):
+            counts[i] += 1
+    held = [i for i, n in enumerate(counts) if n]
+    first, last = (held[0], held[-1]) if held else (0, -1)
+    return centres[first : last + 1], counts[first : last + 1], size
+
+
+def _round_up(value: float, steps: Sequence[float]) -> float:
+    """Plotly's ``Lib.roundUp``: the first of ``steps`` above ``value`` (the last at most)."""
+    low, high, tries = 0, len(steps) - 1, 0
+    while low < high and tries < 100:
+        tries += 1
+        middle = (low + high) // 2
+        if steps[middle] <= value:
+            low = middle + 1
+        else:
+            high = middle
+    return steps[low]
+
+
+def _increment(x: float, delta: float) -> float:
+    """Plotly's ``Lib.increment``: x + delta with the float error it rounds off."""
+    scale = 1 / abs(delta)
+    result = (scale * x + scale * delta) / scale if scale > 1 else x + delta
+    if len(repr(result)) > 16 and len(repr(result)) >= len(repr(x)) + len(repr(delta)):
+        rounded = float(f"{result:.12g}")
+        if "e+" not in f"{result:.12g}":
+            result = rounded
+    return result
+
+
+def _shift_bins(start: float, data: list[float], size: float, low: float, high: float) -> float:
+    """Plotly's ``autoShiftNumericBins``: integers get edges between them; values piled on
+    the edges (and few in the middles) move the edges half a bin."""
+
+    def near_edge(v: float) -> bool:
+        return math.fmod(1 + (v - start) * 100 / size, 100) < 2
+
+    integers = sum(1 for v in data if v % 1 == 0)
+    on_edges = sum(1 for v in data if near_edge(v))
+    in_middles = sum(1 for v in data if near_edge(v + size / 2))
+    if integers == len(data):
+        if size < 1:
+            return low - 0.5 * size
+        start -= 0.5
+        return start + size if start + size < low else start
+    if in_middles < len(data) * 0.1 and (
+        on_edges > len(data) * 0.3 or near_edge(low) or near_edge(high)
+    ):
+        return start + (size / 2 if start + size / 2 < low else -size / 2)
+    return start
 
 
 AGENT_SYMBOLS = ("triangle-up", "diamond", "square", "circle", "star", "pentagon", "hexagon")
@@ -432,6 +527,21 @@ def time_scaling(points: Sequence[dict]) -> dict:
             ),
         },
     }
+
+
+def leaderboard_dots_from_table(
+    entries: Sequence[dict], splits: Sequence[tuple[str, str]], table_id: str
+) -> dict:
+    """``leaderboard_dots`` without its figures, which the page's table already holds: each
+    trace names the split whose cells (``static/js/figures.js``) fill its dots (the
+    ``data-value`` mean of ``td[data-split]``, its "± SEM") and the rows' names (the
+    agent link's title), so each number is sent once."""
+    figure = leaderboard_dots(entries, splits)
+    shown = [key for key, label in splits for t in figure["data"] if t["name"] == label]
+    for trace in figure["data"]:
+        del trace["x"], trace["y"], trace["error_x"]["array"]
+    figure["table"] = {"id": table_id, "splits": shown}
+    return figure
 
 
 SPLIT_COLOURS = ("#2e7d32", "#5b8bd0", "#d4a017", "#c0392b", "#8a8d91", "#7b52ab", "#b06a2c")

@@ -10,7 +10,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import dj_database_url
-import plotly
 from django.core.exceptions import ImproperlyConfigured
 
 from benchmark.cost import Price
@@ -239,14 +238,20 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 # The documentation site as `make docs` builds it (mkdocs.yml), served at /docs/.
 DOCS_ROOT = VAR_DIR / "docs"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
-# Plotly's JS is served from the plotly package itself: no CDN, no copy in our tree.
+# Plotly's JS is its partial bundle with the trace types the figures use, at the version
+# web/package-lock.json pins (`npm ci --prefix web`, run by `make setup`): served from our
+# own static files, no CDN, no copy in our tree.
 STATICFILES_DIRS = [
     BASE_DIR / "static",
-    ("vendor/plotly", Path(plotly.__file__).parent / "package_data"),
+    ("vendor/plotly", BASE_DIR / "web" / "node_modules" / "plotly.js-basic-dist-min"),
 ]
+# collectstatic names each file by its content's hash (css/site.3f2a….css, listed in
+# STATIC_ROOT/staticfiles.json, which {% static %} reads) and compresses it; whitenoise
+# serves the hashed names with a year's `immutable` cache, since a changed file gets a new
+# name. Pages need that manifest: `make setup` runs collectstatic, as does the Dockerfile.
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 MEDIA_ROOT = env("MLEBOARD_MEDIA_ROOT")
 MEDIA_URL = "media/"

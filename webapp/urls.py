@@ -1,8 +1,8 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.http import HttpResponseRedirect
 from django.templatetags.static import static
 from django.urls import include, path
-from django.views.generic import RedirectView
 
 from webapp import admin_links, api_docs, docs_site, status
 from webapp.competitions import views as competition_views
@@ -66,8 +66,9 @@ urlpatterns = [
     path("docs/", docs_site.docs_page, name="docs"),
     path("docs/<path:path>", docs_site.docs_page, name="docs-page"),
     path("api/redoc/redoc.standalone.js", api_docs.redoc_bundle, name="api-redoc-bundle"),
-    # Browsers (and the admin's pages, which name no icon) ask for /favicon.ico.
-    path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
+    # Browsers (and the admin's pages, which name no icon) ask for /favicon.ico: sent to the
+    # icon's hashed name, which changes with the icon, so not a permanent redirect.
+    path("favicon.ico", lambda request: HttpResponseRedirect(static("img/favicon.svg"))),
 ]
 
 # Under /api/, an address no route takes is a JSON 404 like the API's own.

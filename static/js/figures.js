@@ -4,6 +4,7 @@ document.addEventListener("DOMContentLoaded", function () {
     var source = document.getElementById(el.dataset.figureId + "-data");
     if (!source) return;
     var fig = JSON.parse(source.textContent);
+    if (fig.table) fillFromTable(fig);
     // A figure taller than the box's minimum gets a box of its height (else it spills over
     // what follows).
     if (fig.layout && fig.layout.height) el.style.height = fig.layout.height + "px";
@@ -12,3 +13,28 @@ document.addEventListener("DOMContentLoaded", function () {
     });
   });
 });
+
+// A figure whose numbers the page's table holds (webapp/figures.py,
+// leaderboard_dots_from_table): one dot per row and split, at the cell's mean (its
+// data-value) with its "± SEM" as the error bar; rows named by the agent link's title,
+// with the experiment's id when two rows share a name.
+function fillFromTable(fig) {
+  var table = document.getElementById(fig.table.id);
+  var rows = Array.prototype.filter.call(table.tBodies[0].rows, function (r) { return r.dataset.experiment; });
+  var names = rows.map(function (r) { return r.querySelector("td.agent a").title; });
+  var seen = {};
+  names.forEach(function (n) { seen[n] = (seen[n] || 0) + 1; });
+  names = names.map(function (n, i) { return seen[n] > 1 ? n + " #" + rows[i].dataset.experiment : n; });
+  fig.data.forEach(function (trace, t) {
+    var split = fig.table.splits[t];
+    trace.y = names;
+    trace.x = [];
+    trace.error_x.array = [];
+    rows.forEach(function (r) {
+      var cell = r.querySelector('td[data-split="' + split + '"]');
+      var pm = cell && cell.querySelector(".pm");
+      trace.x.push(pm ? parseFloat(cell.dataset.value) : null);
+      trace.error_x.array.push(pm ? parseFloat(pm.textContent.replace("±", "")) || 0 : 0);
+    });
+  });
+}

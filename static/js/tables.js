@@ -21,6 +21,24 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
     });
   });
 });
+// The leaderboard's Conditions tooltips, from its marks and what each means (sent once,
+// webapp/results/leaderboard.py CONDITIONS): on the cell every flag spelled out (a mark
+// absent: no; "?": not stated), on each mark its meaning.
+(function () {
+  var source = document.getElementById("conditions-meanings");
+  if (!source) return;
+  var meanings = JSON.parse(source.textContent);
+  document.querySelectorAll("#leaderboard td.conditions").forEach(function (cell) {
+    var said = [];
+    Object.keys(meanings).forEach(function (key) {
+      var mark = cell.querySelector('.cond[data-flag="' + key + '"]');
+      var unknown = mark && mark.classList.contains("unknown");
+      said.push(meanings[key] + ": " + (!mark ? "no" : unknown ? "?" : "yes"));
+      if (mark) mark.title = unknown ? meanings[key] + ": not stated" : meanings[key];
+    });
+    cell.title = said.join(" · ");
+  });
+})();
 // The compare picker: ticked rows -> /compare/?experiments=a,b. The bar under the table
 // sticks to the bottom of the window and counts the selection (W&B tables' style).
 (function () {

@@ -5,6 +5,7 @@ import re
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.templatetags.static import static
 from django.urls import reverse
 
 from webapp import figures
@@ -83,7 +84,9 @@ def test_histogram_hover_text_is_formatted():
     agents = figure["data"][1]
     assert agents["customdata"] == ["0.137555"]
     assert "%{customdata}" in agents["hovertemplate"]
-    assert figure["data"][0]["xhoverformat"]
+    bins = figure["data"][0]
+    assert "%{customdata}" in bins["hovertemplate"]
+    assert bins["customdata"][0] == "0.0975 – 0.1025"
 
 
 # 2. A percentage's interval stays in [0, 100]; the stored figures stay MLE-bench's.
@@ -446,9 +449,9 @@ def test_swagger_and_redoc_are_local_and_link_back(client):
     bundle = client.get(reverse("api-redoc-bundle"))
     assert bundle.status_code == 200 and bundle["Content-Type"].startswith("text/javascript")
     body = bundle.content.decode()
-    assert "Redoc" in body and "cdn.redoc.ly" not in body and "img/favicon.svg" in body
+    assert "Redoc" in body and "cdn.redoc.ly" not in body and static("img/favicon.svg") in body
     # Browsers (the admin's pages name no icon) find /favicon.ico.
-    assert client.get("/favicon.ico").url.endswith("img/favicon.svg")
+    assert client.get("/favicon.ico").url == static("img/favicon.svg")
 
 
 # 14. 404 and 500 pages in the site's layout; the 500 page needs no database and no request.
@@ -550,19 +553,22 @@ def test_leaderboard_dots_figure_spec():
 
 
 def test_leaderboard_dots_follow_the_filters(client, imported):
+    """The dots are drawn from the table's rows (static/js/figures.js), which follow the
+    filters: one row per entry shown, named by its agent link's title."""
     import json
 
-    html = client.get(reverse("home")).content.decode()
-    data = json.loads(
-        re.search(r'<script id="leaderboard-dots-data"[^>]*>(.*?)</script>', html, re.S).group(1)
-    )
-    assert set(data["data"][0]["y"]) == {"aide-o1", "mlab-gpt4o"}
+    def drawn(html: str) -> set[str]:
+        figure = json.loads(
+            re.search(r'<script id="leaderboard-dots-data"[^>]*>(.*?)</script>', html, re.S)[1]
+        )
+        assert figure["table"]["id"] == "leaderboard"
+        body = re.search(r"<tbody>.*?</tbody>", html, re.S)[0]
+        return set(re.findall(r'<td class="agent"[^>]*><a href="[^"]*" title="([^"]*)"', body))
+
+    assert drawn(client.get(reverse("home")).content.decode()) == {"aide-o1", "mlab-gpt4o"}
     aide = Experiment.objects.select_related("agent__scaffold").get(name="aide-o1")
     html = client.get(reverse("home"), {"scaffold": aide.agent.scaffold.name}).content.decode()
-    data = json.loads(
-        re.search(r'<script id="leaderboard-dots-data"[^>]*>(.*?)</script>', html, re.S).group(1)
-    )
-    assert {y for trace in data["data"] for y in trace["y"]} <= {"aide-o1"} | (
+    assert drawn(html) <= {"aide-o1"} | (
         {"mlab-gpt4o"}
         if Experiment.objects.get(name="mlab-gpt4o").agent.scaffold_id == aide.agent.scaffold_id
         else set()

@@ -363,24 +363,20 @@ CONDITIONS = (
 _CONDITION_URLS = {"source_available": "source_url", "known_leakage": "known_leakage_url"}
 
 
-def _tri(value) -> str:
-    return "?" if value is None else ("yes" if value else "no")
-
-
-def _conditions(entry: dict, leak_marks: list[dict]) -> tuple[list[dict], str, int]:
-    """The Conditions cell: its marks, its tooltip (every flag spelled out) and its sort
-    key (known leakage, then test feedback, then internet: the more, the higher)."""
-    marks, said = [], []
-    for key, abbr, meaning in CONDITIONS:
+def _conditions(entry: dict, leak_marks: list[dict]) -> tuple[list[dict], int]:
+    """The Conditions cell: its marks and its sort key (known leakage, then test feedback,
+    then internet: the more, the higher). The tooltips (every flag spelled out on the cell,
+    each mark's meaning on it) are written by static/js/tables.js from the marks and
+    CONDITIONS, sent once with the page, rather than in every row."""
+    marks = []
+    for key, abbr, _meaning in CONDITIONS:
         value = entry.get(key)
-        said.append(f"{meaning}: {_tri(value)}")
         if value is False:
             continue
         marks.append(
             {
                 "key": key,
                 "abbr": abbr if value else f"{abbr}?",
-                "title": meaning if value else f"{meaning}: not stated",
                 "url": (entry.get(_CONDITION_URLS.get(key, "")) or "") if value else "",
                 "warn": key == "known_leakage" and bool(value),
                 "unknown": value is None,
@@ -389,7 +385,7 @@ def _conditions(entry: dict, leak_marks: list[dict]) -> tuple[list[dict], str, i
         )
     sort = 4 * bool(entry.get("known_leakage")) + 2 * bool(entry.get("test_feedback"))
     sort += bool(entry.get("internet_access"))
-    return marks, " · ".join(said), sort
+    return marks, sort
 
 
 def _integrity_cell(counts: dict) -> dict:
@@ -469,7 +465,7 @@ def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[
                 f"{format_percentage_number(ran['mean'])} ± "
                 f"{format_percentage_number(ran.get('standard_error') or 0)}"
             )
-        conditions, conditions_title, conditions_sort = _conditions(e, marks(_leak_notes(e)))
+        conditions, conditions_sort = _conditions(e, marks(_leak_notes(e)))
         rows.append(
             {
                 **e,
@@ -485,7 +481,6 @@ def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[
                 "agent_marks": marks(e.get("notes", ())),
                 "name_shown": e["name"] if _name_says_more(e) else "",
                 "conditions": conditions,
-                "conditions_title": conditions_title,
                 "conditions_sort": conditions_sort,
                 **_integrity_cell(e["integrity"]),
             }

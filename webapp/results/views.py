@@ -19,6 +19,7 @@ from webapp.results import analysis_pages, extensions, selectors
 from webapp.results.aggregates import counted_reports, wants_clean_subset
 from webapp.results.contamination import contamination_section
 from webapp.results.leaderboard import (
+    CONDITIONS,
     INTEGRITY_FILTERS,
     LeaderboardFilters,
     csv_rows,
@@ -54,7 +55,9 @@ def home(request):
             "rows_html": render_rows("results/leaderboard_rows.html", rows=rows),
             "footnotes": footnotes,
             "ranked_on": split_label(ranking_split(entries)) if entries else "",
-            "dots_figure": figures.leaderboard_dots(entries, split_choices(shown))
+            "dots_figure": figures.leaderboard_dots_from_table(
+                entries, split_choices(shown), "leaderboard"
+            )
             if any(v for e in entries for v in e["splits"].values())
             else None,
             "unranked": sum(1 for e in entries if e["rank"] is None),
@@ -63,6 +66,9 @@ def home(request):
             "query": query.urlencode(),
             **filter_choices(request.user),
             "integrity_filters": [(k, label) for k, (label, _) in INTEGRITY_FILTERS.items()],
+            # What each Conditions mark means, once: static/js/tables.js writes the
+            # tooltips of every row from it.
+            "conditions_meanings": {key: meaning for key, _, meaning in CONDITIONS},
         },
     )
 
