@@ -417,10 +417,14 @@ def experiment_ids(port: int) -> list[int]:
 
 
 def static_path(var_dir: Path) -> str:
-    css = var_dir / "staticfiles" / "css" / "site.css"
-    if not css.is_file():
-        raise SystemExit(f"collectstatic wrote no {css}")
-    return "/static/css/site.css"
+    """The stylesheet under its hashed name, as the pages link it (collectstatic's
+    manifest)."""
+    import json
+
+    manifest = var_dir / "staticfiles" / "staticfiles.json"
+    if not manifest.is_file():
+        raise SystemExit(f"collectstatic wrote no {manifest}")
+    return "/static/" + json.loads(manifest.read_text())["paths"]["css/site.css"]
 
 
 def main() -> None:

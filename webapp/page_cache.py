@@ -36,6 +36,7 @@ the cache holds is served even if a change made it stale (``X-Page-Cache: stale`
 than a 503. Off with ``MLEBOARD_PAGE_CACHE=0``.
 """
 
+import functools
 import gzip
 import hashlib
 import logging
@@ -375,13 +376,30 @@ def cacheable_route(request) -> routes.Match | None:
     return found
 
 
+@functools.cache
+def static_release() -> str:
+    """The static files this process links (a digest of collectstatic's manifest): a page
+    stored by an earlier release links stylesheets and scripts under names that may be
+    gone, so a new release has keys of its own."""
+    from django.contrib.staticfiles.storage import staticfiles_storage
+
+    names = sorted(getattr(staticfiles_storage, "hashed_files", {}).items())
+    return hashlib.blake2b(repr(names).encode(), digest_size=8).hexdigest()
+
+
 def canonicalize(request, found: routes.Match) -> str:
     """Keep only the parameters the route reads (in the request the view sees too, so the
     stored page is the page of its key) and return the key."""
     query = routes.canonical_query(found.route, request.GET)
     request.GET = query
     request.META["QUERY_STRING"] = query.urlencode()
-    parts = [request.scheme, request.get_host(), request.path_info, query.urlencode()]
+    parts = [
+        request.scheme,
+        request.get_host(),
+        request.path_info,
+        query.urlencode(),
+        static_release(),
+    ]
     digest = hashlib.blake2b("\n".join(parts).encode(), digest_size=20).hexdigest()
     return f"mleboard:page:{digest}"
 

@@ -305,3 +305,21 @@ def test_gzip_for_clients_that_take_it(imported):
     )
     assert again.status_code == 304
     assert client.get("/api/leaderboard/", HTTP_IF_NONE_MATCH=packed["ETag"]).status_code == 200
+
+
+def test_a_new_release_of_the_static_files_has_pages_of_its_own(imported):
+    """A page stored before a deploy links the stylesheet and scripts under hashed names
+    the new release may not have: it is not served after one."""
+    from django.contrib.staticfiles.storage import staticfiles_storage
+
+    client = Client()
+    assert state(client.get("/")) == "miss"
+    assert state(client.get("/")) == "hit"
+    released = staticfiles_storage.hashed_files
+    staticfiles_storage.hashed_files = {**released, "css/site.css": "css/site.0123456789ab.css"}
+    page_cache.static_release.cache_clear()
+    try:
+        assert state(client.get("/")) == "miss"
+    finally:
+        staticfiles_storage.hashed_files = released
+        page_cache.static_release.cache_clear()
