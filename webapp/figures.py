@@ -547,6 +547,11 @@ def leaderboard_dots_from_table(
 SPLIT_COLOURS = ("#2e7d32", "#5b8bd0", "#d4a017", "#c0392b", "#8a8d91", "#7b52ab", "#b06a2c")
 
 
+def row_range(rows: int) -> list[float]:
+    """A category axis of ``rows`` rows, the first at the top."""
+    return [rows - 0.5, -0.5]
+
+
 def leaderboard_dots(entries: Sequence[dict], splits: Sequence[tuple[str, str]]) -> dict:
     """Any Medal % per split as dots with ± SEM bars, one row per leaderboard entry (in
     the table's order, best at the top), one colour per split. ``entries``: the
@@ -586,12 +591,21 @@ def leaderboard_dots(entries: Sequence[dict], splits: Sequence[tuple[str, str]])
         "data": data,
         "layout": {
             **LAYOUT_BASE,
-            "margin": {"l": 20, "r": 20, "t": 40, "b": 50},
-            "xaxis": percent_axis("Any Medal % (mean ± SEM)", means),
-            "yaxis": {"automargin": True, "autorange": "reversed", "type": "category"},
+            "margin": {"l": 20, "r": 20, "t": 110, "b": 20},
+            # The scale at the top, where the reading starts (a board is hundreds of rows).
+            "xaxis": {**percent_axis("Any Medal % (mean ± SEM)", means), "side": "top"},
+            # Best at the top, and exactly the rows: a scatter's autorange would pad each end
+            # by 5% of them (blank bands of ten rows on a 200-row board).
+            "yaxis": {"automargin": True, "type": "category", "range": row_range(len(names))},
             # .figure is at least 360 px high: fill it rather than leave a gap.
             "height": max(360, 26 * len(names) + 120),
-            "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+            "legend": {
+                "orientation": "h",
+                "x": 0,
+                "y": 1,
+                "yref": "container",
+                "yanchor": "top",
+            },
             "showlegend": True,
         },
     }

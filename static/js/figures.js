@@ -25,6 +25,8 @@ function fillFromTable(fig) {
   var seen = {};
   names.forEach(function (n) { seen[n] = (seen[n] || 0) + 1; });
   names = names.map(function (n, i) { return seen[n] > 1 ? n + " #" + rows[i].dataset.experiment : n; });
+  // Exactly the rows, the first at the top (webapp.figures.row_range).
+  fig.layout.yaxis.range = [names.length - 0.5, -0.5];
   fig.data.forEach(function (trace, t) {
     var split = fig.table.splits[t];
     trace.y = names;

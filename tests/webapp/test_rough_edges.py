@@ -549,7 +549,8 @@ def test_leaderboard_dots_figure_spec():
     assert all_trace["y"] == ["a", "b #2", "b #3"]  # one row per entry, table order
     assert all_trace["x"] == [20.0, 10.0, None]
     assert all_trace["error_x"]["array"] == [2.0, 1.0, 0]
-    assert figure["layout"]["yaxis"]["autorange"] == "reversed"
+    # The first row at the top, no blank band beyond the rows.
+    assert figure["layout"]["yaxis"]["range"] == [2.5, -0.5]
 
 
 def test_leaderboard_dots_follow_the_filters(client, imported):
