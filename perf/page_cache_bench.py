@@ -135,13 +135,20 @@ class VersionChanges(threading.Thread):
             if message and message["type"] == "pmessage":
                 key = message["channel"].decode().split("mleboard:pages:version", 1)[1]
                 scope = key.lstrip(":") or "catalogue"
-                scope = "experiment:*" if scope.startswith("experiment:") else scope
+                scope = scope.split(":", 1)[0] + ":*" if ":" in scope else scope
                 self.counts[scope] = self.counts.get(scope, 0) + 1
 
-    def stop(self) -> dict[str, int]:
+    def stop(self) -> tuple[dict[str, int], dict[str, int]]:
+        """The changes of public pages' versions, and of signed-in people's own
+        (``webapp.viewer_pages``: their private work, their class)."""
         self.running = False
         self.join(5)
-        return dict(self.counts)
+        public = {k: n for k, n in self.counts.items() if k in PUBLIC_SCOPES}
+        return public, {k: n for k, n in self.counts.items() if k not in PUBLIC_SCOPES}
+
+
+# The version keys of anonymous (public) pages; the others belong to signed-in pages.
+PUBLIC_SCOPES = ("catalogue", "listings", "experiment:*")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
             during.append(asyncio.run(load_bench.load(port, paths, args.clients, 0, 3)))
         uploader.join(5)
         time.sleep(1)  # the last commit's version change, if any, reaches the counter
-        counted = changes.stop()
+        counted, own = changes.stop()
         latencies = [r for r in during if r["requests"]]
         n = sum(r["requests"] for r in latencies)
         worst = max((r["p99"] for r in latencies), default=float("nan"))
@@ -280,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
             + ", ".join(f"{r['p99']:.0f}" for r in latencies)
         )
         print(f"  public page version changes while grading: {counted or 'none'}")
+        print(f"  the uploader's own (signed-in) versions changed: {own or 'none'}")
         print(f"  runs: {site.db.run_counts()}")
         print(
             f"\nsummary: {args.urls} junk addresses added "

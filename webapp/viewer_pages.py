@@ -71,7 +71,7 @@ _SEES_PRIVATE = tuple({rule.see_all for rule in visibility.SEE.values() if rule.
 
 # --- Who is viewing ---------------------------------------------------------------------------
 
-# Scopes of this module's own: a person's permissions, staff flags and ownership
+# Scopes of this module's own: a person's permissions, user row and ownership
 # (``viewer:<id>``), and every group's permissions (``viewers``).
 VIEWERS = "viewers"
 
@@ -117,12 +117,13 @@ def viewer_class(user) -> ViewerClass:
     scopes: list[str] = []
     if owns_any:
         scopes.append(routes.owner_scope(user.pk))
-    if user.is_superuser or set(_SEES_PRIVATE) & permissions:
+    # (A superuser's permissions are every permission.)
+    if set(_SEES_PRIVATE) & permissions:
         scopes.append(routes.PRIVATE)
-    if not (owns_any or permissions or user.is_staff or user.is_superuser):
+    if not (owns_any or permissions):
         return ViewerClass("signed-in", (), permissions)
     digest = hashlib.blake2b(
-        "\n".join([str(user.is_staff), str(user.is_superuser), *sorted(permissions)]).encode(),
+        "\n".join(sorted(permissions)).encode(),
         digest_size=8,
     ).hexdigest()
     return ViewerClass(f"user:{user.pk}:{digest}", tuple(scopes), permissions)

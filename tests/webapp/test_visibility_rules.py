@@ -36,7 +36,12 @@ RULES = [
         re.compile(r"\bis_staff\b|\bis_superuser\b|staff_member_required|IsAdminUser"),
         PYTHON + TEMPLATES,
         # Django's admin lets only staff in: the link to it is for them.
-        {("templates/base.html", "{% if user.is_staff %}<a href=\"{% url 'admin:index' %}\">")},
+        {
+            (
+                "templates/viewer_nav.html",
+                "{% if user.is_staff %}<a href=\"{% url 'admin:index' %}\">",
+            )
+        },
     ),
     (
         "a check's stored reasons are facts: render them with webapp.integrity.reasons "
