@@ -375,6 +375,15 @@ def walk(client: Client, urls: list[str], markers: list[str]) -> tuple[dict, lis
 
 def test_no_route_says_what_its_viewer_may_not_see(planted, settings):
     settings.MLEBOARD_PAGE_CACHE = True
+    # The pages' versions (and sessions) in this process's memory: a worker or site that
+    # another test left running must not replace them while the walks count hits.
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "visibility-leak-walk",
+        },
+    }
     page_cache.clear()
     users = planted["users"]
     urls = routes(planted)
