@@ -29,6 +29,7 @@ are ``Cache-Control: private, no-cache`` with an ``ETag`` of the whole.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import logging
 import struct
@@ -80,7 +81,8 @@ def viewer_scope(user_id: int) -> str:
     return f"viewer:{user_id}"
 
 
-def _owned_models() -> list:
+@functools.cache
+def _owned_models() -> tuple:
     """The models a person owns directly (``visibility.SEE``'s owner lookups without a
     hop); owning any of them may change what a page shows them."""
     models = []
@@ -88,7 +90,7 @@ def _owned_models() -> list:
         model = apps.get_model(label)
         if rule.owner and "__" not in rule.owner and not model._meta.proxy:
             models.append((model, rule.owner))
-    return models
+    return tuple(models)
 
 
 @dataclass(frozen=True)
