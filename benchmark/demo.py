@@ -4,12 +4,16 @@ models mleboard trains itself (never presented as humans), and the submissions o
 simple reference agents over several seeds.
 
 Everything here is deterministic for a given seed and takes a few seconds, so a fresh
-machine gets a site with real content and no download.
+machine gets a site with real content and no download. The reference populations' scores
+are trained once and shipped (``data/demo_populations.json``).
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
+import functools
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -276,6 +280,42 @@ def reference_population_scores(task: DemoTask, size: int = POPULATION_SIZE) -> 
     return scores
 
 
+# The reference populations, trained once and shipped: 600 models are most of what building
+# the demo costs, and their scores never change for a given seed and library version.
+# ``python -m benchmark.demo --write-populations`` trains them again into this file;
+# tests/benchmark/test_demo_populations.py keeps it equal to a fresh training.
+POPULATIONS_FILE = Path(__file__).resolve().parent / "data" / "demo_populations.json"
+
+
+@functools.cache
+def _shipped_populations() -> dict[str, list[float]]:
+    shipped = json.loads(POPULATIONS_FILE.read_text(encoding="utf-8"))
+    return {cid: list(scores) for cid, scores in shipped["scores"].items()}
+
+
+def population_scores(competition_id: str) -> list[float]:
+    """The reference population's scores of a demo competition (as
+    ``reference_population_scores`` trains them), from the shipped file."""
+    return list(_shipped_populations()[competition_id])
+
+
+def write_populations(path: Path = POPULATIONS_FILE) -> None:
+    """Train every demo competition's reference population and write their scores."""
+    scores = {cid: reference_population_scores(demo_task(cid)) for cid in DEMO_COMPETITIONS}
+    about = (
+        "Scores of the demo's synthetic reference populations "
+        "(benchmark.demo.reference_population_scores), written by "
+        "`python -m benchmark.demo --write-populations`."
+    )
+    lines = [f"  {json.dumps(cid)}: {json.dumps(scores[cid])}" for cid in DEMO_COMPETITIONS]
+    text = (
+        f'{{\n "about": {json.dumps(about)},\n "size": {POPULATION_SIZE},\n "scores": {{\n'
+        + ",\n".join(lines)
+        + "\n }\n}\n"
+    )
+    path.write_text(text, encoding="utf-8")
+
+
 def write_leaderboard(path: Path, scores: list[float], lower_is_better: bool) -> None:
     """Write a population as MLE-bench's ``leaderboard.csv``, best first."""
     ordered = sorted(scores, reverse=not lower_is_better)
@@ -305,7 +345,7 @@ def build_demo(data_dir: Path, *, seeds: int = 3, competitions=DEMO_COMPETITIONS
         write_prepared(task, data_dir)
         board = data_dir / competition_id / "leaderboard.csv"
         write_leaderboard(
-            board, reference_population_scores(task), lower.get(competition_id, False)
+            board, population_scores(competition_id), lower.get(competition_id, False)
         )
         build.leaderboards[competition_id] = board
         for agent, recipe in REFERENCE_AGENTS.items():
@@ -329,3 +369,21 @@ def build_demo(data_dir: Path, *, seeds: int = 3, competitions=DEMO_COMPETITIONS
                 _write_csv(path, header, rows)
                 build.submissions.setdefault(agent, {}).setdefault(seed, {})[competition_id] = path
     return build
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="The demo's reference populations.")
+    parser.add_argument(
+        "--write-populations",
+        action="store_true",
+        help=f"train them again and write their scores to {POPULATIONS_FILE.name}",
+    )
+    args = parser.parse_args(argv)
+    if not args.write_populations:
+        parser.error("nothing to do: give --write-populations")
+    write_populations()
+    print(f"wrote {POPULATIONS_FILE}")
+
+
+if __name__ == "__main__":
+    main()
