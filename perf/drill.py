@@ -741,10 +741,8 @@ class Site:
             recreate_pg_database(self.env["DATABASE_URL"])
             self.start_redis()
         started = time.monotonic()
-        self.manage("migrate", "--noinput", "-v0")
-        self.manage("load_catalogue")
-        # The pages link the static files by their hashed names, from collectstatic's manifest.
-        self.manage("collectstatic", "--noinput", "-v0")
+        # migrate, load_catalogue, collectstatic (the pages link the static files by their
+        # hashed names, from its manifest) and the demo, in one process.
         out = self.manage("shell", "-c", SETUP_SHELL)
         match = re.search(r"^TOKEN=(\w+)$", out, re.M)
         if not match:
@@ -773,9 +771,15 @@ class Site:
         return http_answers(self.port, self.token)
 
     def start_worker(self) -> None:
+        self._wait_worker(self._launch_worker())
+
+    def _launch_worker(self) -> int:
+        """Start the worker; the offset of its log where this start's lines begin."""
         offset = self.worker_log.stat().st_size if self.worker_log.exists() else 0
         self.worker.start()
+        return offset
 
+    def _wait_worker(self, offset: int) -> None:
         def ready() -> bool:
             self.alive_or_raise(self.worker)
             with open(self.worker_log, "rb") as fh:
@@ -786,6 +790,9 @@ class Site:
 
     def start_beat(self) -> None:
         self.beat.start()
+        self._check_beat()
+
+    def _check_beat(self) -> None:
         time.sleep(1)
         self.alive_or_raise(self.beat)
 
@@ -796,9 +803,14 @@ class Site:
         return True
 
     def start_all(self) -> None:
-        self.start_web()
-        self.start_worker()
-        self.start_beat()
+        """Web, worker and beat started together (each takes seconds to load the site),
+        then each waited for."""
+        self.web.start()
+        offset = self._launch_worker()
+        self.beat.start()
+        wait_for("gunicorn", lambda: self.alive_or_raise(self.web) and self._http(), 60)
+        self._wait_worker(offset)
+        self._check_beat()
 
     def stop(self) -> None:
         for proc in (self.web, self.beat, self.worker, self.redis):
@@ -849,6 +861,12 @@ class Site:
 SETUP_SHELL = """
 from pathlib import Path
 from django.conf import settings
+from django.core.management import call_command
+
+call_command("migrate", interactive=False, verbosity=0)
+call_command("load_catalogue", verbosity=0)
+call_command("collectstatic", interactive=False, verbosity=0)
+
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 from benchmark.demo import DEMO_COMPETITIONS, build_demo

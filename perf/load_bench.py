@@ -82,36 +82,53 @@ def manage(env: dict, *argv: str) -> str:
     return done.stdout
 
 
-def fill(env: dict, work: Path, experiments: int, seeds: int) -> None:
+def manage_all(env: dict, *commands: list[str]) -> str:
+    """Several manage.py commands, each as its argv, run one after the other in a single
+    process: Django starts once instead of once per command."""
+    script = "from django.core.management import call_command\n" + "".join(
+        f"call_command(*{list(argv)!r})\n" for argv in commands
+    )
+    return manage(env, "shell", "-c", script)
+
+
+def fill(env: dict, work: Path, experiments: int, seeds: int, *, set_up: bool = True) -> None:
     """The explorer bench's data: published experiments of imported reports, and a human
-    leaderboard on a few competitions so their pages draw it."""
+    leaderboard on a few competitions so their pages draw it. ``set_up``: migrate, load the
+    catalogue and collect the static files first (a site set up already needs none)."""
     from tests.webapp.factories import write_runs_folder
 
-    manage(env, "migrate", "--noinput", "-v0")
-    manage(env, "load_catalogue", "-v0")
-    manage(env, "collectstatic", "--noinput", "-v0")
     started = time.perf_counter()
     runs = write_runs_folder(
         work / "runs", {f"agent-{i:03d}": seeds for i in range(experiments)}, split="all", seed=1
     )
-    manage(
+    boards = []
+    for slug in COMPETITIONS[:5]:
+        board = work / f"{slug}-leaderboard.csv"
+        rows = [f"{round(0.95 - i * 0.0004, 5)},team{i}" for i in range(1500)]
+        board.write_text("score,teamName\n" + "\n".join(rows) + "\n")
+        boards.append(["import_leaderboard", slug, str(board)])
+    setup = [
+        ["migrate", "--noinput", "-v0"],
+        ["load_catalogue", "-v0"],
+        ["collectstatic", "--noinput", "-v0"],
+    ]
+    manage_all(
         env,
-        "import_grading_reports",
-        str(runs),
-        "--experiments",
-        str(runs / "run_group_experiments.csv"),
-        "--publish",
+        *(setup if set_up else []),
+        [
+            "import_grading_reports",
+            str(runs),
+            "--experiments",
+            str(runs / "run_group_experiments.csv"),
+            "--publish",
+        ],
+        *boards,
     )
     print(
         f"filled: {experiments} experiments x 75 competitions x {seeds} seeds "
         f"in {time.perf_counter() - started:.0f} s",
         flush=True,
     )
-    for slug in COMPETITIONS[:5]:
-        board = work / f"{slug}-leaderboard.csv"
-        rows = [f"{round(0.95 - i * 0.0004, 5)},team{i}" for i in range(1500)]
-        board.write_text("score,teamName\n" + "\n".join(rows) + "\n")
-        manage(env, "import_leaderboard", slug, str(board))
 
 
 COMPETITIONS = [

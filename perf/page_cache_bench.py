@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         client = redis.Redis(port=cache_port)
         drill.wait_for("the pages' redis-server", client.ping, 30)
         site.setup()
-        load_bench.fill(site.env, site.var, args.experiments, 1)
+        load_bench.fill(site.env, site.var, args.experiments, 1, set_up=False)
         site.start_all()
         port = site.port
         print(f"site on port {port}: {args.backend}, {args.experiments} published experiments")

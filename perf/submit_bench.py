@@ -131,25 +131,18 @@ def main() -> int:
     try:
         for sql in (f"DROP DATABASE IF EXISTS {db_name}", f"CREATE DATABASE {db_name}"):
             subprocess.run(["psql", admin_url, "-qc", sql], check=True)
-        manage = [str(BIN / "python"), "manage.py"]
-        subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-        subprocess.run(
-            [*manage, "load_catalogue"], cwd=ROOT, env=env, check=True, capture_output=True
-        )
-        subprocess.run(
-            [
-                *manage,
-                "shell",
-                "-c",
-                "from django.contrib.auth.models import User; User.objects.create_user('bench', password='x')",
-            ],
-            cwd=ROOT,
-            env=env,
-            check=True,
+        # Migrate, load the catalogue, make the user and its token in one process.
+        setup = (
+            "from django.contrib.auth.models import User\n"
+            "from django.core.management import call_command\n"
+            "call_command('migrate', verbosity=0)\n"
+            "call_command('load_catalogue', verbosity=0)\n"
+            "User.objects.create_user('bench', password='x')\n"
+            "call_command('create_token', 'bench', '--name', 'bench')\n"
         )
         token = (
             subprocess.run(
-                [*manage, "create_token", "bench", "--name", "bench"],
+                [str(BIN / "python"), "manage.py", "shell", "-c", setup],
                 cwd=ROOT,
                 env=env,
                 check=True,
