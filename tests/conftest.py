@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.live_requests import LIVE_REQUESTS
+from tests.parallel import shared_folder
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REQUIRE_SERVICES = os.environ.get("MLEBOARD_REQUIRE_SERVICES", "") == "1"
 
@@ -63,12 +66,16 @@ def fast_password_hashing():
 def collected_static(tmp_path_factory):
     """The static files as `make setup` collects them, in a folder of the session's: hashed
     names, their manifest (which {% static %} reads: without it a page fails to render) and
-    compressed copies. Pages link the hashed names and whitenoise serves them, as on a site."""
+    compressed copies. Pages link the hashed names and whitenoise serves them, as on a site.
+    Collected once per run, whatever the number of worker processes (only read after)."""
     from django.core.management import call_command
     from django.test import override_settings
 
-    with override_settings(STATIC_ROOT=tmp_path_factory.mktemp("staticfiles")):
-        call_command("collectstatic", interactive=False, verbosity=0)
+    def collect(folder: Path) -> None:
+        with override_settings(STATIC_ROOT=folder):
+            call_command("collectstatic", interactive=False, verbosity=0)
+
+    with override_settings(STATIC_ROOT=shared_folder(tmp_path_factory, "staticfiles", collect)):
         yield
 
 
@@ -92,5 +99,6 @@ def live_server(request, collected_static):
 
 
 def _served_by_the_site(application):
-    """A live server's static handler that hands every request to the site."""
-    return application
+    """A live server's static handler that hands every request to the site, counting the
+    requests it is serving (``LIVE_REQUESTS``)."""
+    return LIVE_REQUESTS.wrap(application)

@@ -46,7 +46,9 @@ def compress(data: bytes, compression: str) -> bytes:
     """``data`` compressed with "" (none), "gz", "bz2" or "xz"."""
     if compression == "":
         return data
-    return {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}[compression](data)
+    if compression == "gz":
+        return gzip.compress(data, mtime=0)  # the same bytes on every call
+    return {"bz2": bz2.compress, "xz": lzma.compress}[compression](data)
 
 
 def tar_bytes(files: Mapping[str, bytes], compression: str = "") -> bytes:

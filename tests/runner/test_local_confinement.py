@@ -28,7 +28,7 @@ from tests.runner.conftest import COMPETITION, write_demo
 
 # The agent never holds the whole tag in its code or command line (it would find itself).
 HUNTER = r"""
-import json, os, sys
+import json, os, stat, sys
 TAG = "-".join(["PLANTED", "SECRET"]).encode()
 hits, counts = [], {"proc_files_read": 0, "files_read": 0, "env_vars": len(os.environ)}
 
@@ -58,10 +58,18 @@ for root in os.environ["HUNT_ROOTS"].split(":"):
         for name in files:
             path = os.path.join(folder, name)
             try:
-                with open(path, "rb") as fh:
-                    data = fh.read(1 << 16)
+                # Never blocks on a FIFO another process left in a shared folder.
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
             except OSError:
                 continue
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    continue
+                data = os.read(fd, 1 << 16)
+            except OSError:
+                continue
+            finally:
+                os.close(fd)
             counts["files_read"] += 1
             look(path, data)
             seen += 1
@@ -165,6 +173,7 @@ def ours(site: dict, found: dict) -> list[dict]:
     return [hit for hit in found["hits"] if site["marker"] in hit["text"]]
 
 
+@pytest.mark.slow
 def test_a_confined_agent_finds_none_of_the_workers_secrets(site):
     confinement = local_confinement()
     if confinement.level is Level.NONE:
@@ -184,6 +193,7 @@ def test_a_confined_agent_finds_none_of_the_workers_secrets(site):
     assert (Path(outcome["output_dir"]) / "logs" / "found.json").stat().st_uid == os.getuid()
 
 
+@pytest.mark.slow
 def test_in_namespaces_as_the_workers_user_the_agent_finds_none_either(site):
     """The level of a worker that is not root (forced here): the worker's own user, but
     its processes out of sight and the site's folders hidden."""
@@ -193,6 +203,7 @@ def test_in_namespaces_as_the_workers_user_the_agent_finds_none_either(site):
     assert ours(site, found) == [], found["hits"]
 
 
+@pytest.mark.slow
 def test_unconfined_the_same_hunt_finds_the_secrets(site):
     """The control: with nothing between them, the agent reads the worker's environment
     and the site's files. (Its own environment is clean on every level.)"""

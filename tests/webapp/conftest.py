@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from tests.live_requests import LIVE_REQUESTS
 from tests.polling import wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -193,6 +194,8 @@ def page(browser):
     page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
     yield page
     context.close()
+    # Requests the page sent before it closed finish before the test's database is emptied.
+    LIVE_REQUESTS.wait_idle()
 
 
 def shot(page, name: str) -> None:

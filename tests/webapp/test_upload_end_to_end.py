@@ -17,7 +17,7 @@ from tests.benchmark import archive_builders as ab
 from tests.catalogue_data import build_catalogue, submission_variant
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync, leaderboard_store
-from webapp.results.models import ExperimentAggregate, GradeReport
+from webapp.results.models import Experiment, ExperimentAggregate, GradeReport
 
 from .conftest import wait_for
 
@@ -112,10 +112,15 @@ def test_75_competitions_x_3_seeds_upload(
     assert reports.filter(submission_exists=False).count() == 9  # (index + seed) % 25 == 0
     assert reports.filter(submission_exists=True, valid_submission=False).count() == 0
     assert reports.filter(any_medal=True).exists() and reports.filter(above_median=False).exists()
+    # Figures are refreshed after grading, and one may have been computed while the upload
+    # was still being graded: wait for the refresh that saw every report.
     aggregate = wait_for(
-        lambda: ExperimentAggregate.objects.filter(
-            experiment_id=experiment_id, summary__has_key="all"
-        ).first(),
+        lambda: (
+            Experiment.objects.filter(pk=experiment_id, figures_due_since=None).exists()
+            and ExperimentAggregate.objects.filter(
+                experiment_id=experiment_id, summary__has_key="all", n_reports=75 * SEEDS
+            ).first()
+        ),
         timeout=60,
     )
     made = aggregate.figures["splits"]["all"]["metrics"]["submission_exists_percentage"]["mean"]
