@@ -46,9 +46,14 @@ run: setup
 docs: venv
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $(VAR_DIR)/docs
 
+# The suite on TEST_WORKERS processes (pytest-xdist), the long tests first and the workers
+# kept apart by tests/parallel.py. Bytecode is cached even where PYTHONDONTWRITEBYTECODE is
+# set: the suite starts hundreds of Python processes, each would compile the project again
+# (the caches are in __pycache__ folders, which git ignores).
+TEST_WORKERS ?= 4
 test: venv docs
 	bash scripts/test-deps.sh
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist load $(PYTEST_ARGS)
 
 images: venv
 	bash scripts/docker-up.sh

@@ -136,6 +136,7 @@ print("LISTING", sorted(os.listdir("/home/data")))
 """
 
 
+@pytest.mark.slow
 def test_inside_the_container_no_network_and_no_private_answers(
     base_image, canary_data, canary, tmp_path
 ):
@@ -249,6 +250,7 @@ def test_dummy_agent_submits_the_sample(agent_images, demo_data, tmp_path):
     assert outcome.submission_path.read_bytes() == sample.read_bytes()
 
 
+@pytest.mark.slow
 def test_baseline_end_to_end_in_docker_is_graded_valid(agent_images, demo_data, tmp_path):
     import graders
 

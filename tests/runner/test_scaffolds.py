@@ -18,7 +18,12 @@ from runner.agent_definition import find_agent, load_agent
 from tests.agents.fake_llm import FakeLLM
 from tests.webapp.conftest import celery_worker_process, wait_for  # noqa: F401 (a fixture)
 
-pytestmark = [pytest.mark.services, pytest.mark.docker, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.services,
+    pytest.mark.docker,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+]
 
 API_KEY = "sk-mleboard-test-0123456789abcdef"
 

@@ -72,6 +72,7 @@ def launch(api, **body):
     return response.json()["id"]
 
 
+@pytest.mark.slow
 def test_baseline_runs_end_to_end_from_the_site(images, site, celery_worker_process, runner_user):
     api = api_for(runner_user)
     launch_id = launch(
@@ -124,6 +125,7 @@ def test_baseline_runs_end_to_end_from_the_site(images, site, celery_worker_proc
     assert check.status == RunCheck.Status.CLEAN and check.findings == [], check.findings
 
 
+@pytest.mark.slow
 def test_cancelling_a_running_run_stops_its_container_within_seconds(
     images, site, celery_worker_process, runner_user
 ):

@@ -44,7 +44,7 @@ from webapp.results.services import (
 )
 from webapp.wsgi import application
 
-pytestmark = pytest.mark.django_db(transaction=True, reset_sequences=True)
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True, reset_sequences=True)]
 
 MAX_EXAMPLES = 5
 ROOT = Path(__file__).resolve().parents[2]

@@ -203,6 +203,7 @@ def test_published_leaderboard_and_comparing_two_published_entries(page, live_se
     assert page.console_errors == []
 
 
+@pytest.mark.slow
 def test_clean_subset_follows_a_known_issue_added_in_the_admin(
     page, live_server, site, celery_worker_process, django_user_model
 ):

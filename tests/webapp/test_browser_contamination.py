@@ -20,7 +20,7 @@ from webapp.results.models import Experiment
 from .conftest import ARTIFACTS, shot
 from .contamination_fixtures import import_experiment
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def section_shot(page, name: str) -> None:

@@ -12,7 +12,12 @@ from tests.benchmark import archive_builders as ab
 
 from .conftest import shot
 
-pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.services,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+]
 
 
 def sign_in(page, live_server, username, password, then="/"):

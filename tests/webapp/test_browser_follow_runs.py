@@ -13,7 +13,12 @@ from webapp.work import send
 from .conftest import shot
 from .test_browser_flows import sign_in
 
-pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.services,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+]
 
 
 @pytest.fixture

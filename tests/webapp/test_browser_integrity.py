@@ -19,7 +19,12 @@ from webapp.results.models import Experiment, ExperimentAggregate, Run
 from .conftest import shot, wait_for
 from .test_browser_flows import sign_in
 
-pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.services,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+]
 
 # What each demo competition's run holds as code (all four submissions win a medal).
 SEEDED = {

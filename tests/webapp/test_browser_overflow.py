@@ -11,7 +11,7 @@ from webapp.results.models import Experiment, Run
 
 from .conftest import shot
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 WIDTHS = (1280, 390)
 

@@ -16,7 +16,12 @@ from webapp.results.models import PartialUpload, Upload
 from .conftest import shot
 from .test_browser_flows import sign_in
 
-pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.services,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+]
 
 
 def test_a_reloaded_upload_page_continues_the_upload(

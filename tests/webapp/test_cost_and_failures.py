@@ -35,6 +35,7 @@ def owner_client(user) -> Client:
     return client
 
 
+@pytest.mark.slow
 def test_declared_tokens_per_run_experiment_and_medal(costed, alice):
     _, experiment = costed
     figures = experiment_tokens(experiment)

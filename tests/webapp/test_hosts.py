@@ -129,6 +129,7 @@ def test_a_redelivered_task_keeps_its_claim_and_a_duplicate_gets_none():
     assert capacity.release(a.pk, "task-1") and not HostClaim.objects.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_no_gpu_is_held_twice_under_concurrent_claims():
     """Threads, each with its own database connection, claim and release GPUs of one host

@@ -373,6 +373,7 @@ def walk(client: Client, urls: list[str], markers: list[str]) -> tuple[dict, lis
     return found, errors, cached
 
 
+@pytest.mark.slow
 def test_no_route_says_what_its_viewer_may_not_see(planted, settings):
     settings.MLEBOARD_PAGE_CACHE = True
     # The pages' versions (and sessions) in this process's memory: a worker or site that

@@ -26,7 +26,7 @@ from webapp.sweeper import sweep
 
 from .conftest import wait_for
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 @pytest.fixture

@@ -1,0 +1,80 @@
+"""The suite on several processes (pytest-xdist's ``-n``, as ``make test`` runs it): each
+worker process gets a broker database and a var folder of its own before Django reads its
+settings, so one worker's Celery processes never take another's tasks and no cache, media,
+data or broker file is shared. The test database is already each worker's own (pytest-django
+suffixes its name with the worker's id). Tests marked ``slow`` are run first. Loaded with
+``-p tests.parallel`` (pyproject.toml); on a single process only the order changes."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# Redis serves databases 0-15 unless configured otherwise.
+REDIS_DATABASES = 16
+
+
+def worker_number() -> int | None:
+    """0, 1, … in an xdist worker process (``gw0``, ``gw1``, …); None otherwise."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return int(worker.removeprefix("gw")) if worker.startswith("gw") else None
+
+
+def own_redis_database(url: str, n: int) -> str:
+    """The Redis URL ``url`` with the database ``n`` places after its own (wrapping)."""
+    parts = urlsplit(url)
+    base = int(parts.path.lstrip("/") or 0)
+    return urlunsplit(parts._replace(path=f"/{(base + n) % REDIS_DATABASES}"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    n = worker_number()
+    if n is None:
+        return
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    if broker.startswith(("redis://", "rediss://")):
+        os.environ["CELERY_BROKER_URL"] = own_redis_database(broker, n)
+    var = Path(os.environ.get("MLEBOARD_VAR_DIR") or REPO_ROOT / "var") / f"test-worker-{n}"
+    var.mkdir(parents=True, exist_ok=True)
+    os.environ["MLEBOARD_VAR_DIR"] = str(var)
+    # Folders set on their own follow the worker too (by default they are under var).
+    for name in ("MLEBOARD_MEDIA_ROOT", "MLEBOARD_DATA_DIR"):
+        if os.environ.get(name):
+            os.environ[name] = str(Path(os.environ[name]) / f"test-worker-{n}")
+
+
+def shared_folder(tmp_path_factory, name: str, make) -> Path:
+    """A folder ``make(folder)`` fills once per test run: under xdist the first worker to
+    ask makes it (the others wait on a lock and reuse it); on a single process, a folder of
+    the session's. ``make`` writes into the folder it is given; a folder is used only once
+    ``make`` has returned."""
+    if worker_number() is None:
+        folder = tmp_path_factory.mktemp(name)
+        make(folder)
+        return folder
+    # The workers of one run share the parent of their own base folders (popen-gwN).
+    root = tmp_path_factory.getbasetemp().parent
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Tests marked ``slow`` first, each group in its own order. xdist's ``load`` mode hands
+    the first quarter of the tests out in turn, so the long ones start at once, spread
+    over the workers, and the short ones fill in around them; the run does not end waiting
+    on one long test that started last."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
