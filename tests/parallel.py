@@ -3,7 +3,7 @@ worker process gets a broker database and a var folder of its own before Django 
 settings, so one worker's Celery processes never take another's tasks and no cache, media,
 data or broker file is shared. The test database is already each worker's own (pytest-django
 suffixes its name with the worker's id). Tests marked ``slow`` are run first. Loaded with
-``-p tests.parallel`` (pyproject.toml); on a single process only the order changes."""
+``-p tests.parallel`` (pyproject.toml); on a single process it changes nothing."""
 
 from __future__ import annotations
 
@@ -72,9 +72,17 @@ def shared_folder(tmp_path_factory, name: str, make) -> Path:
     return folder
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Tests marked ``slow`` first, each group in its own order. xdist's ``load`` mode hands
-    the first quarter of the tests out in turn, so the long ones start at once, spread
-    over the workers, and the short ones fill in around them; the run does not end waiting
-    on one long test that started last."""
+    """Tests marked ``slow`` first, each group in its own order: xdist hands the first
+    quarter of the tests out in turn, so the long ones start at once, spread over the
+    workers, and the short ones fill in around them. Tests marked ``docker`` share one
+    worker (``--dist loadgroup``): they check that no run container of their competition
+    is left on the one engine, which another worker's run of the same competition would
+    be. (Before xdist's own hook, which reads the groups.)"""
+    if worker_number() is None:
+        return  # one process: the suite's own order
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    for item in items:
+        if item.get_closest_marker("docker") is not None:
+            item.add_marker(pytest.mark.xdist_group("docker"))
