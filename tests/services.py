@@ -1,7 +1,7 @@
-"""What a test does when something it needs is not here (PostgreSQL while the suite runs
-on SQLite, the right to mount a filesystem): with ``MLEBOARD_REQUIRE_SERVICES=1`` (CI) it
-fails, so a missing service is never a quiet pass; on a developer's embedded defaults it
-is skipped with the reason. The one place a test may skip (tests/test_banned_patterns.py)."""
+"""What a test does when something it needs is not here (the right to mount a
+filesystem, say): it fails, with what is missing and how to get it. Never a skip, which
+would pass for a test that proved nothing; the suite skips nothing
+(tests/test_banned_patterns.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,7 @@ from typing import NoReturn
 
 import pytest
 
-from config import env
-
 
 def missing(what: str) -> NoReturn:
-    """Stop the test: ``what`` the test needs is not here."""
-    if env("MLEBOARD_REQUIRE_SERVICES"):
-        pytest.fail(f"MLEBOARD_REQUIRE_SERVICES=1 but {what}")
-    pytest.skip(what)
+    """Stop the test as failed: ``what`` the test needs is not here."""
+    pytest.fail(f"this test cannot run here: {what}")
