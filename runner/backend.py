@@ -154,8 +154,10 @@ class Snapshots:
         interval_s: float | None,
         max_bytes: int,
         total_bytes: int | None = None,
+        say: Callable[[str], None] | None = None,
     ) -> None:
         self.directory = directory
+        self._say = say  # a harness line in the run's log (why snapshots stopped)
         self.interval_s = interval_s
         self.max_bytes = max_bytes
         self.left = total_bytes
@@ -195,7 +197,9 @@ class Snapshots:
             self._take(fetch, elapsed)
 
     def _take(self, fetch: FetchSubmission, elapsed_s: float) -> None:
-        target = self.directory / f"submission_{int(elapsed_s):08d}s.csv"
+        # Milliseconds in the name: two snapshots within one second must not share it (the
+        # second replaced the first, which stayed listed).
+        target = self.directory / f"submission_{elapsed_s:012.3f}s.csv"
         partial = target.with_name(target.name + ".partial")
         most = self.max_bytes if self.left is None else min(self.max_bytes, self.left)
         try:
@@ -218,6 +222,8 @@ class Snapshots:
                 f"{self.max_bytes if self.left is None else self.left} more bytes"
             )
             self._stop.set()
+            if self._say is not None:
+                self._say(self.skipped)
         elif fetched.too_large and not self.exceeded.is_set():
             self.exceeded_reason = (
                 f"submission.csv is {fetched.size} bytes, over the limit of {self.max_bytes} "

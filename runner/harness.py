@@ -183,7 +183,11 @@ def run_agent(
     sink = LogSink(dirs.run_log, spec.log_cap_bytes, spec.secret_values)
     # Snapshots share one budget, the outputs' own: the host keeps at most twice it.
     snapshots = Snapshots(
-        dirs.snapshots, snapshot_interval_s, spec.submission_max_bytes, spec.output_max_bytes
+        dirs.snapshots,
+        snapshot_interval_s,
+        spec.submission_max_bytes,
+        spec.output_max_bytes,
+        say=sink.write_line,
     )
     user_snapshots = control.snapshots
     control.snapshots = snapshots

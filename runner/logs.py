@@ -93,6 +93,8 @@ class LogSink:
         """
         safe = text.replace("\r", "\\r").replace("\n", "\\n")
         with self._lock:
+            if self._file.closed:
+                return  # a thread that ended late (a snapshot): the log is complete
             line = b"" if self._line_start else b"\n"
             self._emit(line + HARNESS_PREFIX + self._mask(safe.encode()) + b"\n")
             self._line_start = True

@@ -2,7 +2,8 @@
 
 - **Snapshots**: ``snapshots/<elapsed_seconds>/submission.csv`` in the run folder (the
   submission as it was that many seconds into the run); mleboard's own run folders name
-  them ``snapshots/submission_<elapsed_seconds>s.csv``, which is read too. At most
+  them ``snapshots/submission_<elapsed_seconds>s.csv`` (with milliseconds), which is read
+  too. At most
   ``MAX_SNAPSHOTS`` per run, the earliest.
 - **Tokens**: ``"usage": {"prompt_tokens": N, "completion_tokens": N}`` (optionally
   ``"requests"``) in the run's entry of its run group's ``metadata.json``
@@ -23,7 +24,7 @@ from benchmark.upload_tree import UploadLayoutError, UploadTree, join_rel
 
 MAX_SNAPSHOTS = 48
 _ELAPSED = re.compile(r"^\d{1,9}(\.\d{1,6})?$")
-_HARNESS_NAME = re.compile(r"^submission_(\d{1,9})s\.csv$")
+_HARNESS_NAME = re.compile(r"^submission_(\d{1,9}(?:\.\d{1,6})?)s\.csv$")
 _COMPLETED = re.compile(rb"Run completed in ([0-9]+(?:\.[0-9]+)?) seconds\.")
 _LOG_TAIL_BYTES = 65536
 _MAX_COUNTED_LINES = 1_000_000

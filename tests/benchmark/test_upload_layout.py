@@ -447,3 +447,19 @@ def test_run_folders_without_metadata_json_are_refused_naming_the_missing_file(t
     assert text.startswith("metadata.json is missing: found 2 run folders")
     assert "Add 2024-10-01_run-group_aide/metadata.json" in text
     assert "found nothing to grade" not in text
+
+
+def test_snapshots_are_read_by_either_name_and_in_order(tmp_path):
+    """MLE-bench's ``snapshots/<seconds>/submission.csv`` and the harness's
+    ``snapshots/submission_<seconds>s.csv``, whole seconds or with milliseconds (two
+    snapshots in one second have names of their own)."""
+    from benchmark.upload_layout.run_extras import run_snapshots
+    from benchmark.upload_tree import UploadTree
+
+    folder = tmp_path / "run" / "snapshots"
+    (folder / "2.5").mkdir(parents=True)
+    (folder / "2.5" / "submission.csv").write_text("a")
+    for name in ("submission_00000001s.csv", "submission_00000001.500s.csv"):
+        (folder / name).write_text("b")
+    found = run_snapshots(UploadTree(tmp_path), "run", [])
+    assert [elapsed for elapsed, _ in found] == [1.0, 1.5, 2.5]

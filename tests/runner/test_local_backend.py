@@ -10,9 +10,11 @@ import json
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from runner import Outcome, Resources, RunSpec, find_agent, run_agent, spec_for_agent
+from runner.spec import RUN_LOG
 from tests.polling import wait_until
 
 COMPETITION = "demo-breast-cancer"
@@ -144,19 +146,55 @@ def test_secrets_are_masked_in_the_logs(demo_data, tmp_path):
     assert "key is" in log and "sk-live-123456" not in log
 
 
+# An agent that writes its submission, then waits until the test lets it go on: it never
+# stands in for time passing with a sleep of its own. ``release(name)`` in the agent waits
+# (polling, with a deadline) for the file ``name`` in its submission folder, which the test
+# creates once it has seen what it waits for.
+RELEASE = (
+    "import os, time\n"
+    "def release(name):\n"
+    "    path = os.path.join(os.environ['SUBMISSION_DIR'], name)\n"
+    "    deadline = time.monotonic() + 60\n"
+    "    while not os.path.exists(path) and time.monotonic() < deadline:\n"
+    "        time.sleep(0.02)\n"
+    "    if os.path.exists(path):\n"
+    "        os.remove(path)\n"
+    "submission = os.path.join(os.environ['SUBMISSION_DIR'], 'submission.csv')\n"
+)
+
+
+def run_released(spec: RunSpec, data: Path, out: Path, steps, **kwargs):
+    """Run the agent on a thread; for each (condition, name) of ``steps``, wait until
+    ``condition()`` holds and release the agent's ``name``. The outcome."""
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(run, spec, data, out, **kwargs)
+        for condition, name in steps:
+            wait_until(lambda c=condition: c() or running.done(), timeout=60, interval=0.02)
+            (out / "submission" / name).touch()
+        return running.result(timeout=120)
+
+
+def snapshot_texts(out: Path) -> list[str]:
+    return [p.read_text() for p in sorted((out / "snapshots").glob("submission_*.csv"))]
+
+
 def test_snapshots_of_the_submission_are_taken_with_elapsed_time(demo_data, tmp_path):
-    code = (
-        "import os, time\n"
-        "path = os.path.join(os.environ['SUBMISSION_DIR'], 'submission.csv')\n"
+    code = RELEASE + (
         "for i in range(3):\n"
-        "    open(path, 'w').write(f'id,target\\nt0,{i}\\n'); time.sleep(0.6)\n"
+        "    open(submission, 'w').write(f'id,target\\nt0,{i}\\n')\n"
+        "    release(f'go-{i}')\n"
     )
-    outcome = run(python_spec(code), demo_data, tmp_path / "out", snapshot_interval_s=0.5)
+    out = tmp_path / "out"
+    steps = [(lambda i=i: f"t0,{i}\n" in "".join(snapshot_texts(out)), f"go-{i}") for i in range(3)]
+    outcome = run_released(python_spec(code), demo_data, out, steps, snapshot_interval_s=0.5)
     assert outcome.outcome is Outcome.COMPLETED
-    assert len(outcome.snapshots) >= 2
+    assert len(outcome.snapshots) >= 3
     elapsed = [s.elapsed_s for s in outcome.snapshots]
     assert elapsed == sorted(elapsed) and elapsed[0] >= 0.5
     assert all(s.path.read_text().startswith("id,target") for s in outcome.snapshots)
+    assert {s.path.read_text() for s in outcome.snapshots} >= {
+        f"id,target\nt0,{i}\n" for i in range(3)
+    }
 
 
 def test_a_symlinked_submission_is_not_collected(demo_data, tmp_path):
@@ -244,13 +282,14 @@ def test_outputs_over_their_limit_fail_the_run(demo_data, tmp_path):
 
 
 def test_snapshots_together_stay_within_the_outputs_budget(demo_data, tmp_path):
-    code = (
-        "import os, time\n"
-        "path = os.path.join(os.environ['SUBMISSION_DIR'], 'submission.csv')\n"
-        "open(path, 'w').write('id,target\\n' + 't0,0.5\\n' * 7)\n"
-        "time.sleep(1.5)\n"
+    code = RELEASE + (
+        "open(submission, 'w').write('id,target\\n' + 't0,0.5\\n' * 7)\nrelease('go')\n"
     )
+    out = tmp_path / "out"
     spec = python_spec(code, output_max_bytes=100)
-    outcome = run(spec, demo_data, tmp_path / "out", snapshot_interval_s=0.3)
+    # The run's log says at once when the snapshots stopped; then the agent may end.
+    log = out / RUN_LOG
+    stopped = [(lambda: log.exists() and "snapshots stopped" in log.read_text(), "go")]
+    outcome = run_released(spec, demo_data, out, stopped, snapshot_interval_s=0.3)
     assert outcome.outcome is Outcome.COMPLETED, outcome.to_json()
     assert len(outcome.snapshots) == 1 and "snapshots stopped" in outcome.detail
