@@ -765,6 +765,9 @@ class Site:
 
     def start_web(self) -> None:
         self.web.start()
+        self._wait_web()
+
+    def _wait_web(self) -> None:
         wait_for("gunicorn", lambda: self.alive_or_raise(self.web) and self._http(), 60)
 
     def _http(self) -> bool:
@@ -808,7 +811,7 @@ class Site:
         self.web.start()
         offset = self._launch_worker()
         self.beat.start()
-        wait_for("gunicorn", lambda: self.alive_or_raise(self.web) and self._http(), 60)
+        self._wait_web()
         self._wait_worker(offset)
         self._check_beat()
 

@@ -1,4 +1,4 @@
-"""The suite on several processes (pytest-xdist's ``-n``, as ``make test`` runs it): each
+"""The suite on several processes (pytest-xdist's ``-n``, ``make test TEST_WORKERS=N``): each
 worker process gets a broker database and a var folder of its own before Django reads its
 settings, so one worker's Celery processes never take another's tasks and no cache, media,
 data or broker file is shared. The test database is already each worker's own (pytest-django

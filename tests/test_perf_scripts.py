@@ -66,13 +66,11 @@ def postgres():
     (``initdb`` and ``pg_ctl``, as the drill makes one). Returns ``url(suffix)``."""
     from django.conf import settings
 
-    db = settings.DATABASES["default"]
-    if db["ENGINE"].endswith("postgresql"):
-        auth = db.get("USER") or ""
-        if auth and db.get("PASSWORD"):
-            auth += f":{db['PASSWORD']}"
-        server = f"postgresql://{auth}{'@' if auth else ''}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}"
-        yield lambda suffix: f"{server}/{db['NAME']}_{suffix}"
+    from tests.webapp.conftest import _database_url_for_worker
+
+    if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        test_database = _database_url_for_worker()
+        yield lambda suffix: f"{test_database}_{suffix}"
         return
     sys.path.insert(0, str(PERF))
     try:
