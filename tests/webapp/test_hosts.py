@@ -274,6 +274,47 @@ def test_a_worker_that_restarts_hands_over_its_earlier_boot(settings):
 
 
 @pytest.mark.django_db
+def test_a_pool_process_stopped_mid_run_hands_its_run_over(settings, monkeypatch):
+    """A worker asked to stop sends SIGTERM to its pool too, which unwinds the running
+    task (SystemExit), maybe before the worker's own hand-over looks for claims: the task
+    hands its run over itself on the way out, never leaving it running with no claim."""
+    import runner.harness
+    from webapp.runs.services import agent_run_execute
+
+    settings.MLEBOARD_HOST_NAME = "stopping"
+    settings.MLEBOARD_HOST_GPUS = []
+    settings.MLEBOARD_MAX_ATTEMPTS = 2
+    hosts.register(queues=["runs.cpu"], slots=1)
+    (run,) = make_runs(1)
+    Launch.objects.filter(pk=run.launch_id).update(cpus=1, backend="local")
+    settings.MLEBOARD_RUN_BACKEND = "local"
+    settings.MLEBOARD_ALLOW_UNISOLATED_RUNS = True
+    seen = {}
+
+    def interrupted(*args, **kwargs):
+        seen["held"] = HostClaim.objects.filter(agent_run=run).exists()
+        seen["status"] = AgentRun.objects.get(pk=run.pk).status
+        raise SystemExit(-15)
+
+    monkeypatch.setattr(runner.harness, "run_agent", interrupted)
+    monkeypatch.setattr("webapp.runs.services.find_site_agent", lambda name: object())
+    monkeypatch.setattr("runner.harness.spec_for_agent", lambda *a, **k: None)
+    with pytest.raises(SystemExit):
+        agent_run_execute(run.pk, token="first")
+    assert seen == {"held": True, "status": AgentRun.Status.RUNNING}
+    run.refresh_from_db()
+    assert run.status == AgentRun.Status.QUEUED and run.claimed_by == ""
+    assert "the worker on stopping stopped" in run.message and "attempt 1 of 2" in run.message
+    assert not HostClaim.objects.exists()
+    # Its last attempt interrupted the same way: ended, and counted as a result.
+    with pytest.raises(SystemExit):
+        agent_run_execute(run.pk, token="second")
+    run.refresh_from_db()
+    assert run.status == AgentRun.Status.HARNESS_ERROR and "after 2 attempts" in run.message
+    assert run.result_run is not None and not HostClaim.objects.exists()
+
+
+@pytest.mark.django_db
 def test_a_claim_made_before_its_worker_registers_belongs_to_the_new_boot(settings, monkeypatch):
     """A worker's pool may take a run before the worker has registered its new boot: that
     claim is the new boot's (the worker's MLEBOARD_HOST_BOOT), not handed over."""

@@ -202,12 +202,22 @@ def beat(name: str, boot: str) -> bool:
     )
 
 
-def mark_stopped(name: str, boot: str) -> None:
-    """A worker that shut down cleanly: its host is down, and says so."""
-    RunHost.objects.filter(name=name, boot=boot).update(
+def mark_stopped(name: str, boot: str) -> HandOver:
+    """A worker that shut down cleanly: its host is down, and says so; its runs are handed
+    over."""
+    marked = RunHost.objects.filter(name=name, boot=boot).update(
         state=RunHost.State.DOWN, down_since=timezone.now(), note="its worker stopped"
     )
-    hand_over_stale_claims()
+    result = hand_over_stale_claims()
+    log.info(
+        "run host %s stopped%s: %d runs queued again, %d ended, %d claims released",
+        name,
+        "" if marked else " (registered again by another worker meanwhile)",
+        result.requeued,
+        result.ended,
+        result.released,
+    )
+    return result
 
 
 class HostHeartbeat:
@@ -331,7 +341,7 @@ def hand_over_stale_claims(result: HandOver | None = None, host_pk: int | None =
 
 
 def hand_over(claim: HostClaim, result: HandOver) -> None:
-    from webapp.runs.services import agent_run_end_on_lost_host
+    from webapp.runs.services import agent_run_hand_over
 
     host = claim.host
     why = (
@@ -339,26 +349,12 @@ def hand_over(claim: HostClaim, result: HandOver) -> None:
         if host.state == RunHost.State.DOWN
         else f"its host {host.name}'s worker restarted"
     )
-    agent_runs = work.kind_for("agent_run")
-    running = work.holding(agent_runs, claim.agent_run_id, claim.token)
-    attempts = (
-        AgentRun.objects.filter(pk=claim.agent_run_id).values_list("attempts", flat=True).first()
-    )
     with transaction.atomic():
-        if attempts is not None and running.exists():
-            if not work.attempts_spent(agent_runs, attempts):
-                if work.release(
-                    agent_runs,
-                    claim.agent_run_id,
-                    claim.token,
-                    message=(
-                        f"Queued again for another host: {why} while it ran "
-                        f"(attempt {attempts} of {settings.MLEBOARD_MAX_ATTEMPTS})."
-                    ),
-                ):
-                    result.requeued += 1
-            elif agent_run_end_on_lost_host(claim.agent_run_id, claim.token, why, attempts):
-                result.ended += 1
+        handed = agent_run_hand_over(claim.agent_run_id, claim.token, why)
+        if handed == "requeued":
+            result.requeued += 1
+        elif handed == "ended":
+            result.ended += 1
         else:
             # Claimed but never started (or already ended): send it again if it waits.
             AgentRun.objects.filter(pk=claim.agent_run_id, status=AgentRun.Status.QUEUED).update(

@@ -297,6 +297,10 @@ def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
             return None
         return _execute_claimed(run, token, reservation)
     finally:
+        # Interrupted with the run still held (the worker is stopping: its pool process
+        # unwinds on SIGTERM, maybe before the worker's own hand-over looks): handed over
+        # here, or it would stay running with no claim left to hand over.
+        agent_run_hand_over(run.pk, token, f"the worker on {host.name} stopped")
         capacity.release(run.pk, token)
 
 
@@ -553,7 +557,30 @@ def agent_run_end_silent(run_id: int, cutoff) -> bool:
     )
 
 
-def agent_run_end_on_lost_host(run_id: int, token: str, why: str, attempts: int) -> bool:
+def agent_run_hand_over(run_id: int, token: str, why: str) -> str:
+    """A run ``token`` still holds as running, whose execution stopped without an outcome
+    (its host went down, its worker restarted or is stopping): ``"requeued"`` for another
+    host while attempts are left, ``"ended"`` after; ``""`` when ``token`` no longer holds
+    it (it ended, or was handed over already)."""
+    kind = AGENT_RUNS()
+    attempts = AgentRun.objects.filter(pk=run_id).values_list("attempts", flat=True).first()
+    if attempts is None or not work.holding(kind, run_id, token).exists():
+        return ""
+    if not work.attempts_spent(kind, attempts):
+        released = work.release(
+            kind,
+            run_id,
+            token,
+            message=(
+                f"Queued again for another host: {why} while it ran "
+                f"(attempt {attempts} of {settings.MLEBOARD_MAX_ATTEMPTS})."
+            ),
+        )
+        return "requeued" if released else ""
+    return "ended" if _end_on_lost_host(run_id, token, why, attempts) else ""
+
+
+def _end_on_lost_host(run_id: int, token: str, why: str, attempts: int) -> bool:
     """End a started run whose host went down once its attempts are spent, like a silent
     run (its container went with its host: the host's engine is not ours to reach)."""
     return _end_running(
