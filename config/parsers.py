@@ -179,6 +179,17 @@ def parse_str(text: str) -> str:
     return text
 
 
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+
+
+def parse_name(text: str) -> str:
+    """A short name: letters, digits, ``_``, ``.`` and ``-``, starting with a letter or a
+    digit, at most 63 characters (fit for a Docker label's value or a host name)."""
+    if not _NAME.fullmatch(text):
+        raise ValueError("expected a name of letters, digits, _ . - (at most 63 characters)")
+    return text
+
+
 def parse_path(text: str) -> Path:
     return Path(text).expanduser()
 

@@ -671,6 +671,16 @@ VARIABLES: tuple[Variable, ...] = (
         RUNS,
     ),
     Variable(
+        "MLEBOARD_INSTANCE",
+        p.parse_name,
+        "mleboard",
+        "`mleboard`",
+        "this installation's name on the Docker engine: its run containers carry it (label "
+        "`org.mleboard.instance`), and its reaper and sweeper touch only containers that do, "
+        "so several sites (or a site and its tests) can share one engine",
+        RUNS,
+    ),
+    Variable(
         "MLEBOARD_RUN_KILL_GRACE_S",
         p.parse_duration,
         30.0,

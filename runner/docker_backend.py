@@ -97,6 +97,9 @@ from runner.spec import (
 LABEL_RUN = "org.mleboard.run"
 LABEL_COMPETITION = "org.mleboard.competition"
 LABEL_AGENT = "org.mleboard.agent"
+# Which installation started it ($MLEBOARD_INSTANCE): a reaper removes only its own.
+LABEL_INSTANCE = "org.mleboard.instance"
+INSTANCE_ENV = "MLEBOARD_INSTANCE"
 # Epoch seconds: when the time limit ends, and when the container's watchdog ends it all.
 LABEL_DEADLINE = "org.mleboard.deadline"
 LABEL_KILL_AFTER = "org.mleboard.kill-after"
@@ -208,7 +211,7 @@ def container_kwargs(
     tmpfs = {path: outputs for _, path in OUTPUT_ROOTS}
     tmpfs[CONTAINER_SCRATCH_DIR] = f"rw,nosuid,nodev,size={spec.scratch_bytes},mode=1777"
     labels = {
-        LABEL_RUN: "1",
+        **own_labels(),
         LABEL_COMPETITION: spec.competition_id,
         LABEL_AGENT: spec.agent_name,
     }
@@ -347,13 +350,26 @@ def remove_run_container(name: str, client: Any = None) -> bool:
     return True
 
 
+def own_labels() -> dict[str, str]:
+    """The labels every run container of this installation (``$MLEBOARD_INSTANCE``) has."""
+    return {LABEL_RUN: "1", LABEL_INSTANCE: env(INSTANCE_ENV)}
+
+
+def own_containers_filter(labels: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """A ``containers.list`` filter for this installation's run containers, narrowed by
+    ``labels``."""
+    wanted = {**own_labels(), **(labels or {})}
+    return {"label": [f"{key}={value}" for key, value in wanted.items()]}
+
+
 def reap_expired(
     client: Any = None, *, now: float | None = None, grace_s: float | None = None, dry_run=False
 ) -> list[dict[str, Any]]:
     """Remove mleboard run containers that should no longer exist: running past their
     ``org.mleboard.kill-after`` label (or ``deadline`` + ``grace_s``, default
     ``$MLEBOARD_RUN_KILL_GRACE_S``), or not running (exited, or created and never started
-    for a minute). The second line behind each container's own watchdog, for ``mleboard
+    for a minute). Only this installation's (``$MLEBOARD_INSTANCE``): another site's
+    containers on the same engine are its own reaper's business. The second line behind each container's own watchdog, for ``mleboard
     reap`` and the site's sweeper. Returns what was (or, ``dry_run``, would be) removed."""
     import docker
     import docker.errors
@@ -362,7 +378,7 @@ def reap_expired(
     now = time.time() if now is None else now
     grace = env(KILL_GRACE_ENV) if grace_s is None else grace_s
     removed = []
-    for container in client.containers.list(all=True, filters={"label": f"{LABEL_RUN}=1"}):
+    for container in client.containers.list(all=True, filters=own_containers_filter()):
         labels = container.labels or {}
         status = container.status
         why = ""

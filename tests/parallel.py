@@ -1,7 +1,8 @@
 """The suite on several processes (pytest-xdist's ``-n``, ``make test TEST_WORKERS=N``): each
-worker process gets a broker database and a var folder of its own before Django reads its
-settings, so one worker's Celery processes never take another's tasks and no cache, media,
-data or broker file is shared. The test database is already each worker's own (pytest-django
+worker process gets a broker database, a var folder and a Docker instance name
+(``$MLEBOARD_INSTANCE``) of its own before Django reads its settings, so one worker's Celery
+processes never take another's tasks, no cache, media, data or broker file is shared, and
+no worker counts or reaps another's run containers. The test database is already each worker's own (pytest-django
 suffixes its name with the worker's id). Tests marked ``slow`` are run first. Loaded with
 ``-p tests.parallel`` (pyproject.toml); on a single process it changes nothing."""
 
@@ -44,6 +45,9 @@ def pytest_load_initial_conftests(early_config, parser, args):
     var = Path(os.environ.get("MLEBOARD_VAR_DIR") or REPO_ROOT / "var") / f"test-worker-{n}"
     var.mkdir(parents=True, exist_ok=True)
     os.environ["MLEBOARD_VAR_DIR"] = str(var)
+    # Its run containers carry a name of its own: its tests and sweepers count and reap
+    # only those, never another worker's on the same engine.
+    os.environ["MLEBOARD_INSTANCE"] = f"{os.environ.get('MLEBOARD_INSTANCE') or 'mleboard'}-gw{n}"
     # Folders set on their own follow the worker too (by default they are under var).
     for name in ("MLEBOARD_MEDIA_ROOT", "MLEBOARD_DATA_DIR"):
         if os.environ.get(name):
@@ -76,13 +80,7 @@ def shared_folder(tmp_path_factory, name: str, make) -> Path:
 def pytest_collection_modifyitems(session, config, items):
     """Tests marked ``slow`` first, each group in its own order: xdist hands the first
     quarter of the tests out in turn, so the long ones start at once, spread over the
-    workers, and the short ones fill in around them. Tests marked ``docker`` share one
-    worker (``--dist loadgroup``): they check that no run container of their competition
-    is left on the one engine, which another worker's run of the same competition would
-    be. (Before xdist's own hook, which reads the groups.)"""
+    workers, and the short ones fill in around them. (Before xdist's own hook.)"""
     if worker_number() is None:
         return  # one process: the suite's own order
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-    for item in items:
-        if item.get_closest_marker("docker") is not None:
-            item.add_marker(pytest.mark.xdist_group("docker"))

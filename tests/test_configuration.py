@@ -353,6 +353,17 @@ def test_rates_lists_and_choices():
         parsers.one_of(("docker", "local"))("podman")
 
 
+@pytest.mark.parametrize("text", ["mleboard", "site-2.staging", "a_b", "x" * 63])
+def test_names(text):
+    assert parsers.parse_name(text) == text
+
+
+@pytest.mark.parametrize("text", ["", "-lead", "a b", "a=b", "x" * 64, "é", "a\x00"])
+def test_bad_names(text):
+    with pytest.raises(ValueError, match="letters, digits"):
+        parsers.parse_name(text)
+
+
 # --- reading ----------------------------------------------------------------------------
 
 

@@ -148,13 +148,14 @@ def agent_images(docker_client, base_image) -> dict[str, str]:
 @pytest.fixture
 def no_leftover_containers(docker_client):
     """Asserts after the test that it left no run container of its competition on the
-    engine (others' runs on a shared engine, started before it or for other
-    competitions, are not its business and are left alone)."""
-    from runner.docker_backend import LABEL_COMPETITION, LABEL_RUN
+    engine (others' runs on a shared engine, started before it, for other competitions or
+    by another ``$MLEBOARD_INSTANCE``, such as another test process's, are not its
+    business and are left alone)."""
+    from runner.docker_backend import LABEL_COMPETITION, own_containers_filter
 
     def ours() -> dict[str, object]:
         found = docker_client.containers.list(
-            all=True, filters={"label": [LABEL_RUN, f"{LABEL_COMPETITION}={COMPETITION}"]}
+            all=True, filters=own_containers_filter({LABEL_COMPETITION: COMPETITION})
         )
         return {c.id: c for c in found}
 

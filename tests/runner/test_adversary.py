@@ -21,7 +21,13 @@ import docker.errors
 import pytest
 
 from runner import Outcome, Resources, RunControl, RunSpec, load_agent, run_agent, spec_for_agent
-from runner.docker_backend import LABEL_DEADLINE, LABEL_KILL_AFTER, LABEL_RUN, reap_expired
+from runner.docker_backend import (
+    LABEL_DEADLINE,
+    LABEL_INSTANCE,
+    LABEL_KILL_AFTER,
+    own_labels,
+    reap_expired,
+)
 from tests.polling import wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("no_leftover_containers")]
@@ -288,28 +294,32 @@ def test_the_time_limit_holds_when_the_harness_is_killed(
 def test_reap_removes_run_containers_past_their_deadline(base_image, docker_client):
     now = time.time()
 
-    def start(deadline: float):
+    instance = own_labels()[LABEL_INSTANCE]
+
+    def start(deadline: float, instance: str = instance):
         return docker_client.containers.run(
             base_image,
             ["sleep", "600"],
             detach=True,
             network_mode="none",
-            labels={LABEL_RUN: "1", LABEL_DEADLINE: str(int(deadline))},
+            labels={**own_labels(), LABEL_INSTANCE: instance, LABEL_DEADLINE: str(int(deadline))},
         )
 
     late, early = start(now - 100), start(now + 3600)
+    # Another site's on the same engine, just as late: its own reaper's business.
+    theirs = start(now - 100, instance=f"{instance}-other")
     try:
-        # (On a shared engine others' expired containers may be listed too.)
         would = {r["name"]: r for r in reap_expired(docker_client, grace_s=30, dry_run=True)}
-        assert late.name in would and early.name not in would
+        assert late.name in would and early.name not in would and theirs.name not in would
         assert docker_client.containers.get(late.name).status == "running"
         removed = {r["name"]: r for r in reap_expired(docker_client, grace_s=30)}
         assert late.name in removed and "deadline" in removed[late.name]["reason"]
-        assert early.name not in removed
+        assert early.name not in removed and theirs.name not in removed
         assert not docker_client.containers.list(all=True, filters={"name": late.name})
         assert docker_client.containers.get(early.name).status == "running"
+        assert docker_client.containers.get(theirs.name).status == "running"
     finally:
-        for container in (late, early):
+        for container in (late, early, theirs):
             with contextlib.suppress(docker.errors.NotFound):
                 container.remove(force=True)
 
@@ -322,7 +332,7 @@ def test_reap_from_the_command_line(base_image, docker_client, capsys):
         ["sleep", "600"],
         detach=True,
         network_mode="none",
-        labels={LABEL_RUN: "1", LABEL_KILL_AFTER: str(int(time.time() - 1))},
+        labels={**own_labels(), LABEL_KILL_AFTER: str(int(time.time() - 1))},
     )
     assert main(["reap"]) == 0
     printed = json.loads(capsys.readouterr().out)

@@ -9,6 +9,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
+from runner.docker_backend import own_containers_filter, own_labels
 from tests.demo_builds import demo_site
 from webapp.results.models import ExperimentAggregate, GradeReport
 from webapp.runs.models import AgentRun, Launch
@@ -143,7 +144,7 @@ def test_cancelling_a_running_run_stops_its_container_within_seconds(
     )
     run = AgentRun.objects.get(launch_id=launch_id)
     wait_for(lambda: AgentRun.objects.get(pk=run.pk).status == AgentRun.Status.RUNNING, timeout=120)
-    wait_for(lambda: images.containers.list(filters={"label": "org.mleboard.run=1"}), timeout=60)
+    wait_for(lambda: images.containers.list(filters=own_containers_filter()), timeout=60)
     asked = time.monotonic()
     response = api.post(f"/api/agent-runs/{run.pk}/cancel/")
     assert response.status_code == 202
@@ -152,7 +153,7 @@ def test_cancelling_a_running_run_stops_its_container_within_seconds(
     )
     stopped_after = time.monotonic() - asked
     assert stopped_after < 15, stopped_after
-    assert images.containers.list(all=True, filters={"label": "org.mleboard.run=1"}) == []
+    assert images.containers.list(all=True, filters=own_containers_filter()) == []
     # A cancelled run is still a result: graded as "no submission".
     wait_for(lambda: GradeReport.objects.filter(run__agent_run=run).exists(), timeout=60)
     assert not GradeReport.objects.get(run__agent_run=run).submission_exists
@@ -211,7 +212,7 @@ def test_sweeper_ends_a_run_whose_heartbeat_stopped_and_removes_its_container(
         ["sleep", "600"],
         detach=True,
         network_mode="none",
-        labels={"org.mleboard.run": "1"},
+        labels=own_labels(),
     )
     stale = timezone.now() - dt.timedelta(minutes=30)
     AgentRun.objects.filter(pk=run.pk).update(
@@ -221,7 +222,7 @@ def test_sweeper_ends_a_run_whose_heartbeat_stopped_and_removes_its_container(
     assert sweep().failed == {"agent_run": 1}
     run.refresh_from_db()
     assert run.status == AgentRun.Status.HARNESS_ERROR and "heartbeat stopped" in run.message
-    assert images.containers.list(all=True, filters={"label": "org.mleboard.run=1"}) == []
+    assert images.containers.list(all=True, filters=own_containers_filter()) == []
     assert run.result_run is not None  # graded as "no submission": a result, not a hole
 
 
