@@ -46,15 +46,17 @@ run: setup
 docs: venv
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $(VAR_DIR)/docs
 
-# TEST_WORKERS=N runs the suite on N processes (pytest-xdist; tests/parallel.py keeps them
-# apart); by default it runs on one, as CI does: the Docker tests do not yet share an
-# engine with another worker's. Bytecode is cached even where PYTHONDONTWRITEBYTECODE is
-# set: the suite starts hundreds of Python processes, each would compile the project again
-# (the caches are in __pycache__ folders, which git ignores).
-TEST_WORKERS ?=
+# The suite runs on TEST_WORKERS processes (pytest-xdist; tests/parallel.py keeps them
+# apart: broker database, var folder, test database and Docker instance name of their own);
+# TEST_WORKERS= runs it on one. Four on two cores: many tests wait on workers, browsers and
+# containers, and a machine kept busy by other work gives four processes a larger share.
+# Bytecode is cached even where PYTHONDONTWRITEBYTECODE is set: the suite starts hundreds
+# of Python processes, each would compile the project again (the caches are in __pycache__
+# folders, which git ignores).
+TEST_WORKERS ?= 4
 test: venv docs
 	bash scripts/test-deps.sh
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist loadgroup) $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist load) $(PYTEST_ARGS)
 
 images: venv
 	bash scripts/docker-up.sh
