@@ -21,10 +21,6 @@ NOT_SCANNED = (TESTS / "agents",)
 SLEEP_ALLOWED = {
     ("tests/polling.py", "wait_until"): "the polling helper: bounded by its deadline",
     (
-        "tests/runner/test_validation_service.py",
-        "test_large_parallel_posts_are_streamed_to_disk_and_validated_two_at_a_time.validator",
-    ): "a validator that takes a while, so that calls overlap and the cap on them shows",
-    (
         "tests/webapp/test_hosts.py",
         "test_no_gpu_is_held_twice_under_concurrent_claims.worker",
     ): "random jitter that interleaves concurrent claims in many orders",
