@@ -369,8 +369,9 @@ def reap_expired(
     ``org.mleboard.kill-after`` label (or ``deadline`` + ``grace_s``, default
     ``$MLEBOARD_RUN_KILL_GRACE_S``), or not running (exited, or created and never started
     for a minute). Only this installation's (``$MLEBOARD_INSTANCE``): another site's
-    containers on the same engine are its own reaper's business. The second line behind each container's own watchdog, for ``mleboard
-    reap`` and the site's sweeper. Returns what was (or, ``dry_run``, would be) removed."""
+    containers on the same engine are its own reaper's business. The second line behind
+    each container's own watchdog, for ``mleboard reap`` and the site's sweeper. Returns
+    what was (or, ``dry_run``, would be) removed."""
     import docker
     import docker.errors
 

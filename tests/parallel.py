@@ -2,9 +2,10 @@
 worker process gets a broker database, a var folder and a Docker instance name
 (``$MLEBOARD_INSTANCE``) of its own before Django reads its settings, so one worker's Celery
 processes never take another's tasks, no cache, media, data or broker file is shared, and
-no worker counts or reaps another's run containers. The test database is already each worker's own (pytest-django
-suffixes its name with the worker's id). Tests marked ``slow`` are run first. Loaded with
-``-p tests.parallel`` (pyproject.toml); on a single process it changes nothing."""
+no worker counts or reaps another's run containers. The test database is already each
+worker's own (pytest-django suffixes its name with the worker's id). Tests marked ``slow``
+are run first. Loaded with ``-p tests.parallel`` (pyproject.toml); on a single process it
+changes nothing."""
 
 from __future__ import annotations
 
