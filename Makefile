@@ -56,7 +56,7 @@ docs: venv
 TEST_WORKERS ?= 4
 test: venv docs
 	bash scripts/test-deps.sh
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist load) $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist worksteal) $(PYTEST_ARGS)
 
 images: venv
 	bash scripts/docker-up.sh

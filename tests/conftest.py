@@ -4,6 +4,7 @@ missing one fails the run instead of being skipped or silently replaced."""
 
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,48 @@ def collected_static(tmp_path_factory):
         with override_settings(STATIC_ROOT=folder):
             call_command("collectstatic", interactive=False, verbosity=0)
 
-    with override_settings(STATIC_ROOT=shared_folder(tmp_path_factory, "staticfiles", collect)):
+    folder = shared_folder(tmp_path_factory, "staticfiles", collect)
+    with override_settings(STATIC_ROOT=folder), static_files_listed_once():
+        yield
+
+
+@contextmanager
+def static_files_listed_once():
+    """WhiteNoise lists STATIC_ROOT (731 files, ~40 ms of CPU) when its middleware is made:
+    once per process on a site, but once per test client here, since each client loads the
+    middleware again. Within this, a listing is made once per folder and configuration and
+    reused; the collected folder is only read after collection, and its manifest's time is
+    part of the key all the same."""
+    from whitenoise.base import WhiteNoise
+
+    listed: dict[tuple, dict] = {}
+    original = WhiteNoise.update_files_dictionary
+
+    def update_files_dictionary(self, root, prefix):
+        manifest = Path(root) / "staticfiles.json"
+        key = (
+            root,
+            prefix,
+            manifest.stat().st_mtime_ns if manifest.exists() else None,
+            type(self),
+            self.max_age,
+            self.allow_all_origins,
+            self.charset,
+            self.add_headers_function,
+            self.index_file,
+            self.__dict__.get("immutable_file_test"),  # set only when the settings name one
+            tuple(sorted(self.media_types.types_map.items())),
+        )
+        if self.files:  # not a first listing into an empty table: nothing reused
+            original(self, root, prefix)
+        elif key in listed:
+            self.files.update(listed[key])
+        else:
+            original(self, root, prefix)
+            listed[key] = dict(self.files)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(WhiteNoise, "update_files_dictionary", update_files_dictionary)
         yield
 
 

@@ -3,8 +3,8 @@ worker process gets a broker database, a var folder and a Docker instance name
 (``$MLEBOARD_INSTANCE``) of its own before Django reads its settings, so one worker's Celery
 processes never take another's tasks, no cache, media, data or broker file is shared, and
 no worker counts or reaps another's run containers. The test database is already each
-worker's own (pytest-django suffixes its name with the worker's id). Tests marked ``slow``
-are run first. Loaded with ``-p tests.parallel`` (pyproject.toml); on a single process it
+worker's own (pytest-django suffixes its name with the worker's id). Each worker starts with
+its share of the tests marked ``slow`` (``dealt``). Loaded with ``-p tests.parallel`` (pyproject.toml); on a single process it
 changes nothing."""
 
 from __future__ import annotations
@@ -79,9 +79,27 @@ def shared_folder(tmp_path_factory, name: str, make) -> Path:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Tests marked ``slow`` first, each group in its own order: xdist hands the first
-    quarter of the tests out in turn, so the long ones start at once, spread over the
-    workers, and the short ones fill in around them. (Before xdist's own hook.)"""
+    """The order xdist's ``worksteal`` deals the tests in (before xdist's own hook)."""
     if worker_number() is None:
         return  # one process: the suite's own order
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    items[:] = dealt(items, config.workerinput["workercount"])
+
+
+def dealt(items: list, workers: int) -> list:
+    """``items`` ordered so that each worker's first share holds as many of the tests
+    marked ``slow`` as the others', at its front. ``worksteal`` cuts the collection into
+    ``workers`` contiguous shares at the start (the i-th holds ``len(left) // (workers -
+    i)`` tests) and later moves tests from the end of a long queue to an idle worker: the
+    long tests start at once, spread over the workers, and the short ones, kept in the
+    order of their modules, fill in and are moved where time is left."""
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    fast = [item for item in items if item.get_closest_marker("slow") is None]
+    ordered, left = [], len(items)
+    for i in range(workers):
+        size = left // (workers - i)
+        share = slow[i::workers]
+        filler = max(0, size - len(share))
+        ordered += share + fast[:filler]
+        fast = fast[filler:]
+        left -= size
+    return ordered + fast

@@ -108,7 +108,9 @@ def test_a_huge_sparse_submission_left_at_exit_is_not_collected(
 @pytest.mark.slow
 def test_slow_snapshots_never_delay_the_time_limit(adversary_image, demo_data, tmp_path):
     size = 200 * MIB
-    limit = 8  # room for the first 200 MiB written on a busy machine, so snapshots are taken
+    # Room for the first 200 MiB written and copied out on a machine busy with other work
+    # (8 s was not, with four tests of containers at once on two cores), so snapshots are taken.
+    limit = 20
     spec = adversary_spec(
         adversary_image,
         "big",
@@ -122,7 +124,7 @@ def test_slow_snapshots_never_delay_the_time_limit(adversary_image, demo_data, t
     assert outcome.outcome is Outcome.TIMED_OUT, outcome.to_json()
     # Killed on time, copies or not (the duration includes killing the agent's processes).
     assert outcome.duration_s < limit + 2, outcome.duration_s
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < limit + 30
     assert outcome.snapshots, outcome.to_json()
     assert all(s.path.stat().st_size == size for s in outcome.snapshots)
     # Snapshots and outputs each stay within the outputs' budget.

@@ -83,7 +83,9 @@ def test_baseline_solves_each_demo_competition(demo_root, tmp_path, competition,
     spec = spec_for_agent(
         find_agent("baseline"),
         competition,
-        resources=Resources(cpus=2, memory=None, gpus=0),
+        # One CPU: on a busy machine its OpenMP threads (gradient boosting) would spin
+        # waiting for each other, tripling the CPU it takes.
+        resources=Resources(cpus=1, memory=None, gpus=0),
         time_limit_s=300,
         host_env={},
     )

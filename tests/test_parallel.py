@@ -1,0 +1,48 @@
+"""How the suite is spread over worker processes (tests/parallel.py)."""
+
+import pytest
+
+from tests.parallel import dealt, own_redis_database
+
+
+class Item:
+    def __init__(self, name: str, slow: bool):
+        self.name, self.slow = name, slow
+
+    def get_closest_marker(self, name: str):
+        return object() if name == "slow" and self.slow else None
+
+
+def shares(items: list, workers: int) -> list[list]:
+    """The contiguous shares xdist's ``worksteal`` hands out at the start."""
+    out, left = [], list(items)
+    for i in range(workers):
+        size = len(left) // (workers - i)
+        out.append(left[:size])
+        left = left[size:]
+    return out
+
+
+@pytest.mark.parametrize("workers", [1, 2, 4, 6])
+@pytest.mark.parametrize(("n", "n_slow"), [(10, 0), (10, 3), (103, 9), (7, 7), (5, 1)])
+def test_each_worker_starts_with_its_share_of_the_slow_tests(workers, n, n_slow):
+    slow = {k * n // n_slow for k in range(n_slow)}  # spread through the collection
+    items = [Item(f"t{i}", slow=i in slow) for i in range(n)]
+    assert sum(item.slow for item in items) == n_slow
+    ordered = dealt(items, workers)
+    assert sorted(item.name for item in ordered) == sorted(item.name for item in items)
+    counts = [sum(item.slow for item in share) for share in shares(ordered, workers)]
+    assert sum(counts) == n_slow
+    assert max(counts) - min(counts) <= 1, counts
+    for share in shares(ordered, workers):  # the slow ones first in each share
+        flags = [item.slow for item in share]
+        assert flags == sorted(flags, reverse=True)
+    fast = [item.name for item in ordered if not item.slow]
+    assert fast == [item.name for item in items if not item.slow], "fast tests keep their order"
+
+
+def test_each_worker_has_a_broker_database_of_its_own():
+    assert own_redis_database("redis://127.0.0.1:6379/5", 0) == "redis://127.0.0.1:6379/5"
+    assert own_redis_database("redis://127.0.0.1:6379/5", 3) == "redis://127.0.0.1:6379/8"
+    assert own_redis_database("redis://h:1/14", 3) == "redis://h:1/1"
+    assert own_redis_database("redis://h:1", 2) == "redis://h:1/2"
