@@ -48,12 +48,12 @@ docs: venv
 
 # The suite runs on TEST_WORKERS processes (pytest-xdist; tests/parallel.py keeps them
 # apart: broker database, var folder, test database and Docker instance name of their own);
-# TEST_WORKERS= runs it on one. Four on two cores: many tests wait on workers, browsers and
-# containers, and a machine kept busy by other work gives four processes a larger share.
+# TEST_WORKERS= runs it on one. Six on two cores: many tests wait on workers, browsers and
+# containers, and a machine kept busy by other work gives six processes a larger share.
 # Bytecode is cached even where PYTHONDONTWRITEBYTECODE is set: the suite starts hundreds
 # of Python processes, each would compile the project again (the caches are in __pycache__
 # folders, which git ignores).
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 6
 test: venv docs
 	bash scripts/test-deps.sh
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist worksteal) $(PYTEST_ARGS)
