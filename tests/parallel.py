@@ -4,8 +4,8 @@ worker process gets a broker database, a var folder and a Docker instance name
 processes never take another's tasks, no cache, media, data or broker file is shared, and
 no worker counts or reaps another's run containers. The test database is already each
 worker's own (pytest-django suffixes its name with the worker's id). Each worker starts with
-its share of the tests marked ``slow`` (``dealt``). Loaded with ``-p tests.parallel`` (pyproject.toml); on a single process it
-changes nothing."""
+its share of the tests marked ``slow`` (``dealt``). Loaded with ``-p tests.parallel``
+(pyproject.toml); on a single process it changes nothing."""
 
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ the limits it enforces.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 import threading
 import time
@@ -147,20 +149,31 @@ def test_secrets_are_masked_in_the_logs(demo_data, tmp_path):
 
 
 # An agent that writes its submission, then waits until the test lets it go on: it never
-# stands in for time passing with a sleep of its own. ``release(name)`` in the agent waits
-# (polling, with a deadline) for the file ``name`` in its submission folder, which the test
-# creates once it has seen what it waits for.
+# stands in for time passing with a sleep of its own. ``release(name)`` in the agent makes
+# the named pipe ``name`` in its submission folder and reads it: its open blocks until the
+# test, once it has seen what it waits for, opens the pipe to write, and its read ends when
+# the test closes it (an agent left waiting is ended by the run's time limit).
 RELEASE = (
-    "import os, time\n"
+    "import os\n"
     "def release(name):\n"
     "    path = os.path.join(os.environ['SUBMISSION_DIR'], name)\n"
-    "    deadline = time.monotonic() + 60\n"
-    "    while not os.path.exists(path) and time.monotonic() < deadline:\n"
-    "        time.sleep(0.02)\n"
-    "    if os.path.exists(path):\n"
-    "        os.remove(path)\n"
+    "    os.mkfifo(path)\n"
+    "    with open(path) as pipe:\n"
+    "        pipe.read()\n"
+    "    os.remove(path)\n"
     "submission = os.path.join(os.environ['SUBMISSION_DIR'], 'submission.csv')\n"
 )
+
+
+def opened_for_writing(pipe: Path) -> int | None:
+    """A descriptor of the named pipe ``pipe`` opened to write, once a reader has it open;
+    None before (not made yet, or nobody reading it)."""
+    try:
+        return os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENXIO):
+            return None
+        raise
 
 
 def run_released(spec: RunSpec, data: Path, out: Path, steps, **kwargs):
@@ -170,7 +183,12 @@ def run_released(spec: RunSpec, data: Path, out: Path, steps, **kwargs):
         running = pool.submit(run, spec, data, out, **kwargs)
         for condition, name in steps:
             wait_until(lambda c=condition: c() or running.done(), timeout=60, interval=0.02)
-            (out / "submission" / name).touch()
+            pipe = out / "submission" / name
+            fd = wait_until(
+                lambda p=pipe: opened_for_writing(p) or running.done(), timeout=60, interval=0.02
+            )
+            if fd is not True:
+                os.close(fd)  # the agent's read ends: it goes on
         return running.result(timeout=120)
 
 
