@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import template_database
 from tests.live_requests import LIVE_REQUESTS
 from tests.parallel import shared_folder
 
@@ -37,6 +38,45 @@ def pytest_sessionstart(session):
         problems.append("chromium is not installed")
     if problems:
         raise pytest.UsageError("MLEBOARD_REQUIRE_SERVICES=1 but: " + "; ".join(problems))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist: each worker makes its test database from this run's template."""
+    node.workerinput[template_database.WORKERINPUT_KEY] = template_database.run_token(node.config)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(
+    request, django_test_environment, django_db_blocker, django_db_modify_db_settings
+):
+    """On PostgreSQL, the test database is a copy of the run's migrated template
+    (tests/template_database.py) instead of a migration of its own; on SQLite,
+    pytest-django's set-up."""
+    from django.test.utils import setup_databases, teardown_databases
+
+    verbosity = request.config.option.verbose
+    with django_db_blocker.unblock():
+        if template_database.on_postgresql():
+            made = template_database.set_up(template_database.run_token(request.config), verbosity)
+        else:
+            made = setup_databases(verbosity=verbosity, interactive=False, serialized_aliases=set())
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(made, verbosity=verbosity)
+
+
+def pytest_unconfigure(config):
+    """The main process drops the run's template, once every worker has ended."""
+    if hasattr(config, "workerinput") or template_database.TOKEN not in config.stash:
+        return
+    from django.conf import settings
+    from pytest_django.plugin import blocking_manager_key
+
+    if not settings.configured or not template_database.on_postgresql():
+        return
+    with config.stash[blocking_manager_key].unblock():
+        template_database.drop(config.stash[template_database.TOKEN])
 
 
 @pytest.fixture(scope="session")

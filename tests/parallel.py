@@ -12,6 +12,8 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import sys
+from fnmatch import fnmatch
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -75,6 +77,42 @@ def shared_folder(tmp_path_factory, name: str, make) -> Path:
             make(folder)
             done.touch()
     return folder
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    """The main process rewrites the test modules' asserts once, before the workers start:
+    each worker of a fresh checkout would otherwise rewrite all of them (~6 s of CPU each)
+    at the same moment, finding no cached copy yet."""
+    config = session.config
+    if worker_number() is not None or not config.getoption("numprocesses", None):
+        return
+    if not sys.dont_write_bytecode:
+        rewrite_test_modules(config)
+
+
+def rewrite_test_modules(config) -> int:
+    """Rewrite and cache, as pytest's import hook does on import, every test module and
+    conftest under the test paths that has no current cached copy. Returns how many."""
+    from _pytest.assertion import rewrite
+
+    state = config.stash.get(rewrite.assertstate_key, None)
+    if state is None or state.mode != "rewrite":
+        return 0
+    patterns = [*config.getini("python_files"), "conftest.py"]
+    made = 0
+    for testpath in config.getini("testpaths"):
+        for path in sorted((config.rootpath / testpath).rglob("*.py")):
+            if not any(fnmatch(path.name, pattern) for pattern in patterns):
+                continue
+            cache = rewrite.get_cache_dir(path)
+            pyc = cache / (path.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(path, pyc) is not None or not rewrite.try_makedirs(cache):
+                continue
+            source_hash, code = rewrite._rewrite_test(path, config)
+            rewrite._write_pyc(state, code, source_hash, pyc)
+            made += 1
+    return made
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -1,8 +1,11 @@
 """How the suite is spread over worker processes (tests/parallel.py)."""
 
+import sys
+from pathlib import Path
+
 import pytest
 
-from tests.parallel import dealt, own_redis_database
+from tests.parallel import dealt, own_redis_database, rewrite_test_modules
 
 
 class Item:
@@ -46,3 +49,17 @@ def test_each_worker_has_a_broker_database_of_its_own():
     assert own_redis_database("redis://127.0.0.1:6379/5", 3) == "redis://127.0.0.1:6379/8"
     assert own_redis_database("redis://h:1/14", 3) == "redis://h:1/1"
     assert own_redis_database("redis://h:1", 2) == "redis://h:1/2"
+
+
+def test_the_main_process_caches_the_rewritten_test_modules(request, tmp_path, monkeypatch):
+    """What the workers then read: a current rewritten copy of each test module."""
+    from _pytest.assertion import rewrite
+
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))
+    this = Path(__file__)
+    pyc = rewrite.get_cache_dir(this) / (this.name[:-3] + rewrite.PYC_TAIL)
+    assert rewrite._read_pyc(this, pyc) is None
+    assert rewrite_test_modules(request.config) > 100
+    code = rewrite._read_pyc(this, pyc)
+    assert code is not None and "@pytest_ar" in code.co_names  # the asserts' helpers
+    assert rewrite_test_modules(request.config) == 0  # all current: nothing rewritten again
