@@ -6,6 +6,11 @@
   the condition with a deadline (``tests.polling.wait_until``). The few sleeps that are
   not waits are listed below with why; the programs under ``tests/agents/`` run as agents
   and are not scanned.
+* An assertion on a measured speed (``assert took_ms < 1000``): a busy machine makes it
+  fail while nothing is wrong (a run page's tree "drawn within a second" took 2.1 s with
+  the request, on two cores kept busy). Speed is measured by the scripts in ``perf/``,
+  which print it; a test prints a figure, or checks a deadline the system itself promises
+  (listed below with why).
 """
 
 from __future__ import annotations
@@ -105,6 +110,136 @@ def test_the_rule_sees_every_spelling_of_a_sleep():
         ("test_c", 11),
         ("test_c", 11),
     ]
+
+
+# --- speed asserted ----------------------------------------------------------------------
+
+# (file, enclosing function) -> the deadline the system promises, which the assertion checks.
+TIMED_ALLOWED = {
+    (
+        "tests/runner/test_adversary.py",
+        "test_a_huge_sparse_submission_is_never_copied_and_ends_the_run",
+    ): "the run ends at its time limit (20 s) instead of copying 10 GiB",
+    (
+        "tests/runner/test_adversary.py",
+        "test_slow_snapshots_never_delay_the_time_limit",
+    ): "slow snapshots never delay the time limit",
+    (
+        "tests/runner/test_docker_backend.py",
+        "test_sleeping_past_the_time_limit_is_killed_and_timed_out",
+    ): "a run is killed at its time limit",
+    (
+        "tests/runner/test_docker_backend.py",
+        "test_cancel_stops_the_container_within_seconds",
+    ): "a cancel stops the run within seconds",
+    (
+        "tests/runner/test_docker_backend.py",
+        "test_a_reaper_can_remove_a_run_container_by_name",
+    ): "the reaper removes a run's container at once, not after its time limit",
+    (
+        "tests/runner/test_local_backend.py",
+        "test_sleeping_past_the_limit_is_timed_out_and_the_group_killed",
+    ): "a run is killed at its time limit",
+    (
+        "tests/runner/test_local_backend.py",
+        "test_cancel_stops_the_agent_within_seconds",
+    ): "a cancel stops the run within seconds",
+    (
+        "tests/runner/test_local_backend.py",
+        "test_a_huge_sparse_submission_is_never_copied_and_ends_the_run",
+    ): "the run ends at its limit instead of copying 10 GiB",
+    (
+        "tests/runner/test_validation_service.py",
+        "test_stop_is_prompt_with_connections_open",
+    ): "open connections never hold the validation service's stop",
+    (
+        "tests/webapp/test_supervision.py",
+        "test_ctrl_c_and_sigterm_stop_everything_within_15_s",
+    ): "Ctrl-C and SIGTERM stop everything within 15 s (issue 22)",
+    (
+        "tests/webapp/test_worker.py",
+        "test_worker_killed_mid_grading_ends_with_exactly_one_report",
+    ): "a lower bound: the run was graded again after the kill, not before it",
+}
+# Names that hold a measured time: a figure for perf/, not a bound for a test.
+MEASURED = ("elapsed", "took")
+CLOCKS = ("monotonic", "perf_counter", "time", "process_time")
+
+
+def _measured(expr: ast.AST) -> bool:
+    """``expr`` is a measured time: a name ending in ``_ms`` or named ``elapsed`` /
+    ``took`` (or an attribute so named), or ``clock() - start``."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Sub):
+        call = expr.left
+        if isinstance(call, ast.Call):
+            func = call.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            return name in CLOCKS
+        return False
+    name = (
+        expr.id
+        if isinstance(expr, ast.Name)
+        else expr.attr
+        if isinstance(expr, ast.Attribute)
+        else ""
+    )
+    return name.endswith("_ms") or name in MEASURED
+
+
+def timed_assertions(source: str) -> list[tuple[str, int]]:
+    """Each ``assert`` in ``source`` that orders a measured time (``<``, ``<=``, ``>``,
+    ``>=``): (the enclosing functions joined with ".", line)."""
+    found: list[tuple[str, int]] = []
+    ordering = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+    def visit(node: ast.AST, where: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = where
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = [*where, child.name]
+            if isinstance(child, ast.Assert) and any(
+                isinstance(compare, ast.Compare)
+                and any(isinstance(op, ordering) for op in compare.ops)
+                and any(_measured(side) for side in [compare.left, *compare.comparators])
+                for compare in ast.walk(child.test)
+            ):
+                found.append((".".join(where), child.lineno))
+            visit(child, inner)
+
+    visit(ast.parse(source), [])
+    return found
+
+
+def test_no_test_asserts_a_measured_speed():
+    offenders, used = [], set()
+    for path in _test_files():
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == "tests/test_banned_patterns.py":
+            continue
+        for where, line in timed_assertions(path.read_text(encoding="utf-8")):
+            if (rel, where) in TIMED_ALLOWED:
+                used.add((rel, where))
+            else:
+                offenders.append(f"{rel}:{line} in {where or 'the module'}")
+    assert not offenders, (
+        "a speed asserted in a test fails on a busy machine: print the figure (and measure "
+        "it in perf/), or list a deadline the system promises in TIMED_ALLOWED:\n"
+        + "\n".join(offenders)
+    )
+    assert used == set(TIMED_ALLOWED), f"allowed but gone (remove): {set(TIMED_ALLOWED) - used}"
+
+
+def test_the_rule_sees_every_spelling_of_a_timed_assertion():
+    source = (
+        "import time\n"
+        "def test_a():\n    assert render_ms < 1000 and total_ms < 1000\n"
+        "def test_b():\n    assert elapsed < 5\n"
+        "def test_c():\n    assert 2 > time.monotonic() - started\n"
+        "def test_d():\n    assert page.took <= 3\n"
+        "def test_e():\n    assert size < 5 and count == 2\n"  # not a time: ignored
+        "def test_f():\n    assert elapsed == 5\n"  # not an ordering: ignored
+    )
+    assert timed_assertions(source) == [("test_a", 3), ("test_b", 5), ("test_c", 7), ("test_d", 9)]
 
 
 # --- skips ------------------------------------------------------------------------------

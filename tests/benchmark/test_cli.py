@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -35,14 +34,11 @@ def run_main(capsys, *args: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def test_help_is_fast_and_lists_commands():
-    started = time.perf_counter()
+def test_help_lists_commands_without_loading_the_numerical_libraries():
     done = mleboard("--help")
-    elapsed = time.perf_counter() - started
     assert done.returncode == 0
     for command in ("catalogue", "rank", "aggregate"):
         assert command in done.stdout
-    assert elapsed < 5  # no pandas/numpy at start-up; generous for a loaded machine
     imported = subprocess.run(
         [
             sys.executable,
