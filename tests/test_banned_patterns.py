@@ -50,26 +50,31 @@ def sleep_calls(source: str) -> list[tuple[str, int]]:
         for alias in node.names
         if alias.name == "time"
     }
-    found: list[tuple[str, int]] = []
+    return [
+        (where, node.lineno)
+        for node, where in _nodes_where(tree)
+        if isinstance(node, ast.Call)
+        and (
+            (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr == "sleep"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in time_names
+            )
+            or (isinstance(node.func, ast.Name) and node.func.id in sleep_names)
+        )
+    ]
 
-    def visit(node: ast.AST, where: list[str]) -> None:
-        for child in ast.iter_child_nodes(node):
-            inner = where
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                inner = [*where, child.name]
-            if isinstance(child, ast.Call):
-                func = child.func
-                if (
-                    isinstance(func, ast.Attribute)
-                    and func.attr == "sleep"
-                    and isinstance(func.value, ast.Name)
-                    and func.value.id in time_names
-                ) or (isinstance(func, ast.Name) and func.id in sleep_names):
-                    found.append((".".join(where), child.lineno))
-            visit(child, inner)
 
-    visit(tree, [])
-    return found
+def _nodes_where(tree: ast.AST, where: tuple[str, ...] = ()):
+    """Every node under ``tree`` with the names of the functions and classes enclosing it,
+    joined with "."."""
+    for child in ast.iter_child_nodes(tree):
+        yield child, ".".join(where)
+        inner = where
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            inner = (*where, child.name)
+        yield from _nodes_where(child, inner)
 
 
 def _test_files() -> list[Path]:
@@ -189,25 +194,18 @@ def _measured(expr: ast.AST) -> bool:
 def timed_assertions(source: str) -> list[tuple[str, int]]:
     """Each ``assert`` in ``source`` that orders a measured time (``<``, ``<=``, ``>``,
     ``>=``): (the enclosing functions joined with ".", line)."""
-    found: list[tuple[str, int]] = []
     ordering = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
-
-    def visit(node: ast.AST, where: list[str]) -> None:
-        for child in ast.iter_child_nodes(node):
-            inner = where
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                inner = [*where, child.name]
-            if isinstance(child, ast.Assert) and any(
-                isinstance(compare, ast.Compare)
-                and any(isinstance(op, ordering) for op in compare.ops)
-                and any(_measured(side) for side in [compare.left, *compare.comparators])
-                for compare in ast.walk(child.test)
-            ):
-                found.append((".".join(where), child.lineno))
-            visit(child, inner)
-
-    visit(ast.parse(source), [])
-    return found
+    return [
+        (where, node.lineno)
+        for node, where in _nodes_where(ast.parse(source))
+        if isinstance(node, ast.Assert)
+        and any(
+            isinstance(compare, ast.Compare)
+            and any(isinstance(op, ordering) for op in compare.ops)
+            and any(_measured(side) for side in [compare.left, *compare.comparators])
+            for compare in ast.walk(node.test)
+        )
+    ]
 
 
 def test_no_test_asserts_a_measured_speed():
