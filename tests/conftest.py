@@ -4,6 +4,7 @@ missing one fails the run instead of being skipped or silently replaced."""
 
 import os
 import shutil
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -77,6 +78,34 @@ def pytest_unconfigure(config):
         return
     with config.stash[blocking_manager_key].unblock():
         template_database.drop(config.stash[template_database.TOKEN])
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """Where the scripts that measure PostgreSQL make their databases: beside the test
+    database when the suite runs on PostgreSQL, else on a cluster of the session's own
+    (``initdb`` and ``pg_ctl``, as the drill makes one). Returns ``url(suffix)``. Also
+    what tests of PostgreSQL itself use, whichever database the suite runs on."""
+    from django.conf import settings
+
+    from tests.webapp.conftest import _database_url_for_worker
+
+    if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        test_database = _database_url_for_worker()
+        yield lambda suffix: f"{test_database}_{suffix}"
+        return
+    sys.path.insert(0, str(REPO_ROOT / "perf"))
+    try:
+        from drill import PrivatePostgres
+    finally:
+        sys.path.remove(str(REPO_ROOT / "perf"))
+    cluster = PrivatePostgres()
+    try:
+        cluster.init()
+        cluster.start()
+        yield lambda suffix: f"postgresql://postgres@127.0.0.1:{cluster.port}/mleboard_{suffix}"
+    finally:
+        cluster.remove()
 
 
 @pytest.fixture(scope="session")

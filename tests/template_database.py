@@ -5,12 +5,16 @@ processes starting together spent half a minute of both cores doing the same wor
 first process of a run to need a database migrates a template (under an advisory lock, so
 the others wait for it instead of migrating too), and every process's test database is a
 copy of it (``CREATE DATABASE … TEMPLATE``, a file copy). The template belongs to the run:
-its name carries a token the main process makes and hands to its workers, and the main
-process drops it at the end. On SQLite, pytest-django's own set-up is used unchanged.
+its name carries a token the main process makes and hands to its workers (with the time it
+was made), and the main process drops it at the end; a template whose run was killed first is
+dropped by the first run that builds one a day later (``STALE_AFTER_S``). On SQLite,
+pytest-django's own set-up is used unchanged.
 """
 
 from __future__ import annotations
 
+import re
+import time
 import uuid
 import zlib
 
@@ -19,6 +23,8 @@ import pytest
 WORKERINPUT_KEY = "mleboard_template_database"
 # Where the run's token is kept on the config of the process that made it.
 TOKEN = pytest.StashKey[str]()
+# A run lasts minutes (CI allows 90): a template older than this was left by a killed run.
+STALE_AFTER_S = 24 * 3600
 
 
 def run_token(config: pytest.Config) -> str:
@@ -27,7 +33,7 @@ def run_token(config: pytest.Config) -> str:
     if workerinput is not None and WORKERINPUT_KEY in workerinput:
         return workerinput[WORKERINPUT_KEY]
     if TOKEN not in config.stash:
-        config.stash[TOKEN] = uuid.uuid4().hex[:12]
+        config.stash[TOKEN] = f"{int(time.time())}_{uuid.uuid4().hex[:6]}"
     return config.stash[TOKEN]
 
 
@@ -38,11 +44,30 @@ def on_postgresql() -> bool:
 
 
 def template_name(token: str) -> str:
-    """The template's name: the site's database name and the run's token (within
-    PostgreSQL's 63 characters)."""
+    """The template's name: the site's database name and the run's token (with the
+    ``_building`` suffix, within PostgreSQL's 63 characters)."""
+    return f"{_template_prefix()}{token}"
+
+
+def _template_prefix() -> str:
     from django.conf import settings
 
-    return f"{settings.DATABASES['default']['NAME'][:32]}_template_{token}"
+    return f"{settings.DATABASES['default']['NAME'][:24]}_template_"
+
+
+def drop_stale_templates(cursor, prefix: str, now: float) -> list[str]:
+    """Drop the templates (and half-built ones) named ``prefix<time>_…`` made more than
+    ``STALE_AFTER_S`` before ``now``: left by runs killed before their end. ``cursor``: any
+    DB-API cursor on the server. Returns their names."""
+    cursor.execute("SELECT datname FROM pg_database WHERE starts_with(datname, %s)", [prefix])
+    stale = []
+    for (name,) in cursor.fetchall():
+        made = re.match(r"(\d+)_", name[len(prefix) :])
+        if made and now - int(made.group(1)) > STALE_AFTER_S:
+            quoted = '"' + name.replace('"', '""') + '"'
+            cursor.execute(f"DROP DATABASE IF EXISTS {quoted} WITH (FORCE)")
+            stale.append(name)
+    return sorted(stale)
 
 
 def _lock_key(name: str) -> int:
@@ -66,6 +91,7 @@ def set_up(token: str, verbosity: int):
         cursor.execute("SELECT pg_advisory_lock(%s)", [_lock_key(template)])
         try:
             if not creation._database_exists(cursor, template):
+                drop_stale_templates(cursor, _template_prefix(), time.time())
                 _migrate_template(connection, template, verbosity)
             cursor.execute(f"DROP DATABASE IF EXISTS {quote(test_name)}")
             cursor.execute(f"CREATE DATABASE {quote(test_name)} TEMPLATE {quote(template)}")

@@ -59,33 +59,6 @@ def run_script(
     return done
 
 
-@pytest.fixture(scope="session")
-def postgres():
-    """Where the scripts that measure PostgreSQL make their databases: beside the test
-    database when the suite runs on PostgreSQL, else on a cluster of the session's own
-    (``initdb`` and ``pg_ctl``, as the drill makes one). Returns ``url(suffix)``."""
-    from django.conf import settings
-
-    from tests.webapp.conftest import _database_url_for_worker
-
-    if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
-        test_database = _database_url_for_worker()
-        yield lambda suffix: f"{test_database}_{suffix}"
-        return
-    sys.path.insert(0, str(PERF))
-    try:
-        from drill import PrivatePostgres
-    finally:
-        sys.path.remove(str(PERF))
-    cluster = PrivatePostgres()
-    try:
-        cluster.init()
-        cluster.start()
-        yield lambda suffix: f"postgresql://postgres@127.0.0.1:{cluster.port}/mleboard_{suffix}"
-    finally:
-        cluster.remove()
-
-
 SMOKE = {
     "aggregate_bench.py": ["--quick"],
     "catalogue_bench.py": ["--rows", "50", "spaceship-titanic", "aerial-cactus-identification"],
