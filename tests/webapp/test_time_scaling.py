@@ -2,24 +2,50 @@
 final one and drawn as Any Medal % against elapsed time on the experiment page."""
 
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.contrib.auth.models import Permission
 
+from runner.spec import RunDirs
 from tests.demo_builds import demo_site
+from tests.polling import wait_until
 from webapp.runs.models import AgentRun, SubmissionSnapshot
 from webapp.runs.selectors import time_scaling
 from webapp.runs.services import agent_run_execute, launch_create
 
 pytestmark = pytest.mark.django_db
 
-IMPROVER = """import shutil, time
-# Writes the sample submission first, then a good one: the curve must rise.
+IMPROVER = """import os, shutil, time
+# Writes the sample submission, then a good one when the test says the harness has
+# snapshotted the first (the harness's snapshots are out of the agent's reach), then ends
+# when the test has seen the good one snapshotted: the curve must rise, however busy the
+# machine. Waits on files, not for a fixed time; the run's time limit ends a lost one.
+def wait_for(path):
+    while not os.path.exists(path):
+        time.sleep(0.05)
 shutil.copy("{sample}", "{out}/submission.csv")
-time.sleep(2.5)
+wait_for("{agent}/write-the-good-one")
 shutil.copy("{good}", "{out}/submission.csv")
-time.sleep(1.5)
+open("{logs}/good-written", "w").close()
+wait_for("{agent}/stop")
 """
+
+
+def steer(agent, dirs: RunDirs) -> None:
+    """The test's side of IMPROVER: tell it to write the good submission once a snapshot
+    of the sample is taken, and to stop once two more are (one may have been copying the
+    sample meanwhile; the last is of the good one)."""
+
+    def taken() -> int:
+        return len(list(dirs.snapshots.glob("submission_*s.csv")))
+
+    wait_until(lambda: taken() >= 1, timeout=60)
+    (agent / "write-the-good-one").touch()
+    wait_until((dirs.logs / "good-written").exists, timeout=60)
+    after = taken()
+    wait_until(lambda: taken() >= after + 2, timeout=60)
+    (agent / "stop").touch()
 
 
 def test_snapshots_are_graded_and_drawn(tmp_path, settings, unisolated, django_user_model, client):
@@ -54,9 +80,15 @@ def test_snapshots_are_graded_and_drawn(tmp_path, settings, unisolated, django_u
     # demo's reference submissions are) is out of a local agent's reach.
     good = agent / "good.csv"
     shutil.copy(build.submissions["linear"][0]["demo-wine"], good)
-    (agent / "main.py").write_text(IMPROVER.format(sample=sample, good=good, out=out))
+    dirs = RunDirs(out.parent, sample.parent)
+    (agent / "main.py").write_text(
+        IMPROVER.format(sample=sample, good=good, out=out, agent=agent, logs=dirs.logs)
+    )
 
-    finished = agent_run_execute(run.pk, token="t")
+    with ThreadPoolExecutor(1) as pool:
+        steering = pool.submit(steer, agent, dirs)
+        finished = agent_run_execute(run.pk, token="t")
+        steering.result()
     assert finished.status == AgentRun.Status.COMPLETED, (finished.message, finished.detail)
     snapshots = list(SubmissionSnapshot.objects.filter(agent_run=run).order_by("elapsed_s"))
     assert len(snapshots) >= 3 and all(s.valid_submission for s in snapshots)
