@@ -85,15 +85,22 @@ def _test_files() -> list[Path]:
     ]
 
 
-def test_no_fixed_sleep_stands_in_for_time_passing():
+def _offenders(find, allowed: dict) -> tuple[list[str], set]:
+    """Each place ``find(source)`` names in the test files that ``allowed`` does not list
+    ("file:line in function"), and the listed places seen."""
     offenders, used = [], set()
     for path in _test_files():
         rel = path.relative_to(ROOT).as_posix()
-        for where, line in sleep_calls(path.read_text(encoding="utf-8")):
-            if (rel, where) in SLEEP_ALLOWED:
+        for where, line in find(path.read_text(encoding="utf-8")):
+            if (rel, where) in allowed:
                 used.add((rel, where))
             else:
                 offenders.append(f"{rel}:{line} in {where or 'the module'}")
+    return offenders, used
+
+
+def test_no_fixed_sleep_stands_in_for_time_passing():
+    offenders, used = _offenders(sleep_calls, SLEEP_ALLOWED)
     assert not offenders, (
         "time.sleep in a test: backdate the heartbeat or timestamp, inject the clock, or poll "
         "the condition with tests.polling.wait_until:\n" + "\n".join(offenders)
@@ -209,16 +216,7 @@ def timed_assertions(source: str) -> list[tuple[str, int]]:
 
 
 def test_no_test_asserts_a_measured_speed():
-    offenders, used = [], set()
-    for path in _test_files():
-        rel = path.relative_to(ROOT).as_posix()
-        if rel == "tests/test_banned_patterns.py":
-            continue
-        for where, line in timed_assertions(path.read_text(encoding="utf-8")):
-            if (rel, where) in TIMED_ALLOWED:
-                used.add((rel, where))
-            else:
-                offenders.append(f"{rel}:{line} in {where or 'the module'}")
+    offenders, used = _offenders(timed_assertions, TIMED_ALLOWED)
     assert not offenders, (
         "a speed asserted in a test fails on a busy machine: print the figure (and measure "
         "it in perf/), or list a deadline the system promises in TIMED_ALLOWED:\n"
