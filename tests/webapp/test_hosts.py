@@ -274,10 +274,20 @@ def test_a_worker_that_restarts_hands_over_its_earlier_boot(settings):
 
 
 @pytest.mark.django_db
-def test_a_pool_process_stopped_mid_run_hands_its_run_over(settings, monkeypatch):
+@pytest.mark.parametrize(
+    "interruption, said",
+    [
+        (SystemExit(-15), "the worker on stopping stopped"),
+        (RuntimeError("a bug"), "the harness on stopping failed (RuntimeError)"),
+    ],
+)
+def test_a_pool_process_stopped_mid_run_hands_its_run_over(
+    settings, monkeypatch, interruption, said
+):
     """A worker asked to stop sends SIGTERM to its pool too, which unwinds the running
     task (SystemExit), maybe before the worker's own hand-over looks for claims: the task
-    hands its run over itself on the way out, never leaving it running with no claim."""
+    hands its run over itself on the way out, never leaving it running with no claim. The
+    same when the harness raised, and the run's message says which of the two happened."""
     import runner.harness
     from webapp.runs.services import agent_run_execute
 
@@ -294,23 +304,24 @@ def test_a_pool_process_stopped_mid_run_hands_its_run_over(settings, monkeypatch
     def interrupted(*args, **kwargs):
         seen["held"] = HostClaim.objects.filter(agent_run=run).exists()
         seen["status"] = AgentRun.objects.get(pk=run.pk).status
-        raise SystemExit(-15)
+        raise interruption
 
     monkeypatch.setattr(runner.harness, "run_agent", interrupted)
     monkeypatch.setattr("webapp.runs.services.find_site_agent", lambda name: object())
     monkeypatch.setattr("runner.harness.spec_for_agent", lambda *a, **k: None)
-    with pytest.raises(SystemExit):
+    with pytest.raises(type(interruption)):
         agent_run_execute(run.pk, token="first")
     assert seen == {"held": True, "status": AgentRun.Status.RUNNING}
     run.refresh_from_db()
     assert run.status == AgentRun.Status.QUEUED and run.claimed_by == ""
-    assert "the worker on stopping stopped" in run.message and "attempt 1 of 2" in run.message
+    assert said in run.message and "attempt 1 of 2" in run.message
     assert not HostClaim.objects.exists()
     # Its last attempt interrupted the same way: ended, and counted as a result.
-    with pytest.raises(SystemExit):
+    with pytest.raises(type(interruption)):
         agent_run_execute(run.pk, token="second")
     run.refresh_from_db()
     assert run.status == AgentRun.Status.HARNESS_ERROR and "after 2 attempts" in run.message
+    assert said in run.message
     assert run.result_run is not None and not HostClaim.objects.exists()
 
 

@@ -292,15 +292,23 @@ def agent_run_execute(run_id: int, token: str = "") -> AgentRun | None:
         )
     if reservation is None:
         return None
+    why = f"the harness on {host.name} returned without an outcome"
     try:
         if not agent_run_claim(run_id, token):
             return None
         return _execute_claimed(run, token, reservation)
+    except Exception as exc:
+        why = f"the harness on {host.name} failed ({type(exc).__name__})"
+        raise
+    except BaseException:
+        why = f"the worker on {host.name} stopped"
+        raise
     finally:
         # Interrupted with the run still held (the worker is stopping: its pool process
-        # unwinds on SIGTERM, maybe before the worker's own hand-over looks): handed over
-        # here, or it would stay running with no claim left to hand over.
-        agent_run_hand_over(run.pk, token, f"the worker on {host.name} stopped")
+        # unwinds on SIGTERM, maybe before the worker's own hand-over looks; or the harness
+        # raised): handed over here, or it would stay running with no claim left to hand
+        # over. Said as it happened.
+        agent_run_hand_over(run.pk, token, why)
         capacity.release(run.pk, token)
 
 
