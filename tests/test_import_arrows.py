@@ -128,10 +128,11 @@ def test_relative_imports_are_resolved(tmp_path, monkeypatch):
 
 # The apps of ``webapp``, bottom first: an app imports only the apps before it (imports
 # inside functions counted). ``work`` is the machinery of every app's work and names no
-# app (its declarations find their models through Django's app registry); competitions
+# app (its declarations find their models through Django's app registry); liveness holds
+# the processes' heartbeats, which any app's pages may ask about; competitions
 # are the catalogue everything refers to; results hold experiments, runs and their grading;
 # agent runs produce results; integrity checks read graded runs (and agent runs' files).
-APPS = ("work", "accounts", "competitions", "results", "runs", "integrity")
+APPS = ("work", "liveness", "accounts", "competitions", "results", "runs", "integrity")
 # Arrows against that direction, each with the reason it is there: none. An app lower down
 # learns what one above adds through what that app registers when it is ready
 # (``webapp.work.on_end``, ``webapp.results.extensions``, ``aggregates.reviewed_by``).
@@ -188,6 +189,12 @@ def test_the_apps_import_each_other_in_one_direction():
 
 def test_the_app_arrows_are_seen():
     arrows = _app_arrows()
-    for edge in [("results", "competitions"), ("runs", "results"), ("integrity", "results")]:
+    for edge in [
+        ("results", "competitions"),
+        ("runs", "results"),
+        ("integrity", "results"),
+        ("results", "liveness"),
+        ("liveness", "work"),
+    ]:
         assert edge in arrows, edge
     assert ("results", "work") in arrows
