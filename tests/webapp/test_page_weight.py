@@ -32,11 +32,34 @@ def test_pages_link_hashed_static_files_cached_for_a_year(client):
         assert f"max-age={YEAR}" in response["Cache-Control"], (url, response["Cache-Control"])
         assert "immutable" in response["Cache-Control"]
         response.close()
+    # Compressed for a client that takes it (webapp/static_storage.py).
+    stylesheet = next(url for url in urls if url.endswith(".css"))
+    packed = client.get(stylesheet, HTTP_ACCEPT_ENCODING="gzip, deflate")
+    assert packed["Content-Encoding"] == "gzip", stylesheet
+    packed.close()
     # A name without its hash (nothing links it) is still served, briefly cached: it changes.
-    unhashed = client.get("/static/css/site.css")
+    unhashed = client.get("/static/css/site.css", HTTP_ACCEPT_ENCODING="gzip, deflate")
     assert unhashed.status_code == 200
     assert f"max-age={YEAR}" not in unhashed["Cache-Control"]
     unhashed.close()
+
+
+def test_collectstatic_compresses_the_linked_names_only(tmp_path, settings):
+    """The hashed copies the pages link are compressed; originals and source maps are not
+    (half of collectstatic's work went to those)."""
+    from django.core.management import call_command
+
+    settings.STATIC_ROOT = tmp_path / "static"
+    call_command("collectstatic", interactive=False, verbosity=0)
+    gz = {
+        p.relative_to(settings.STATIC_ROOT).as_posix() for p in settings.STATIC_ROOT.rglob("*.gz")
+    }
+    manifest = json.loads((settings.STATIC_ROOT / "staticfiles.json").read_text())["paths"]
+    assert f"{manifest['css/site.css']}.gz" in gz
+    assert f"{manifest['vendor/plotly/plotly-basic.min.js']}.gz" in gz
+    assert "css/site.css.gz" not in gz
+    assert not [name for name in gz if name.endswith(".map.gz")]
+    assert gz <= {f"{name}.gz" for name in manifest.values()}
 
 
 def test_the_bundle_draws_every_trace_the_figures_use():
