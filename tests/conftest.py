@@ -81,7 +81,7 @@ def pytest_unconfigure(config):
 
 
 @pytest.fixture(scope="session")
-def postgres():
+def postgres(django_db_blocker):
     """Where the scripts that measure PostgreSQL make their databases: beside the test
     database when the suite runs on PostgreSQL, else on a cluster of the session's own
     (``initdb`` and ``pg_ctl``, as the drill makes one). Returns ``url(suffix)``. Also
@@ -91,8 +91,22 @@ def postgres():
     from tests.webapp.conftest import _database_url_for_worker
 
     if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        from django.db import connection
+
         test_database = _database_url_for_worker()
-        yield lambda suffix: f"{test_database}_{suffix}"
+        made = set()
+
+        def url(suffix: str) -> str:
+            made.add(f"{settings.DATABASES['default']['NAME']}_{suffix}")
+            return f"{test_database}_{suffix}"
+
+        yield url
+        # What the scripts made there goes with the test database.
+        with django_db_blocker.unblock(), connection.creation._nodb_cursor() as cursor:
+            for name in sorted(made):
+                cursor.execute(
+                    f"DROP DATABASE IF EXISTS {connection.ops.quote_name(name)} WITH (FORCE)"
+                )
         return
     sys.path.insert(0, str(REPO_ROOT / "perf"))
     try:
