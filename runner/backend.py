@@ -14,6 +14,7 @@ out of its reach and says what its exit status means.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -83,6 +84,16 @@ class Backend(Protocol):
     ) -> BackendResult: ...
 
 
+# Thread pools of the numerical libraries, sized to the run's CPUs (the agent's own
+# definition may set them otherwise).
+THREAD_COUNT_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+
+
 def agent_env(
     spec: RunSpec,
     *,
@@ -98,7 +109,8 @@ def agent_env(
     base: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The agent's environment on any backend: ``base``, where everything is (as the
-    backend's agent sees it), the run's identity and time limit, then the spec's own."""
+    backend's agent sees it), the run's identity and time limit, the numerical libraries'
+    thread counts (the run's CPUs, when it has a number of them), then the spec's own."""
     env = dict(base or {})
     env.update(
         {
@@ -117,6 +129,11 @@ def agent_env(
     )
     if spec.time_limit_s is not None:
         env["TIME_LIMIT_SECS"] = str(int(spec.time_limit_s))
+    if spec.resources.cpus is not None:
+        # A CPU quota (Docker's nano_cpus) does not change the CPUs a process sees: without
+        # these, OpenMP and BLAS start a thread per host CPU and spin against the quota.
+        threads = str(max(1, math.ceil(spec.resources.cpus)))
+        env.update(dict.fromkeys(THREAD_COUNT_VARIABLES, threads))
     env.update(spec.env)
     return env
 

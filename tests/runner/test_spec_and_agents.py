@@ -121,6 +121,26 @@ def test_container_is_locked_down_and_sees_only_public_data(tmp_path):
     assert not any("private" in m["Source"] for m in kwargs["mounts"])
     assert kwargs["environment"]["DATA_DIR"] == "/home/data"
     assert kwargs["environment"]["HOME"] == "/tmp/home"
+    # A quota of 1.5 CPUs: the numerical libraries start 2 threads, not one per host CPU.
+    assert kwargs["environment"]["OMP_NUM_THREADS"] == "2"
+
+
+def test_thread_counts_follow_the_runs_cpus_unless_the_agent_sets_them(tmp_path):
+    from runner.backend import THREAD_COUNT_VARIABLES
+    from runner.local_backend import local_env
+
+    def env(**fields) -> dict[str, str]:
+        spec = RunSpec(image="img", command=("true",), competition_id="c", **fields)
+        return local_env(spec, _dirs(tmp_path))
+
+    on_four = env(resources=Resources(cpus=4))
+    assert {name: on_four[name] for name in THREAD_COUNT_VARIABLES} == dict.fromkeys(
+        THREAD_COUNT_VARIABLES, "4"
+    )
+    assert env(resources=Resources(cpus=0.5))["OPENBLAS_NUM_THREADS"] == "1"
+    assert not set(THREAD_COUNT_VARIABLES) & set(env(resources=Resources(cpus=None)))
+    own = env(resources=Resources(cpus=4), env={"OMP_NUM_THREADS": "16"})
+    assert own["OMP_NUM_THREADS"] == "16" and own["MKL_NUM_THREADS"] == "4"
 
 
 def test_limits_come_from_the_environment(monkeypatch):
