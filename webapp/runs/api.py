@@ -13,7 +13,9 @@ from rest_framework.views import APIView
 from benchmark.splits import SPLIT_ALIASES, SPLIT_SLUGS
 from runner.spec import MAX_GPUS
 from webapp.bad_input import IsoDateField
+from webapp.results.models import Run
 from webapp.runs import hosts, selectors
+from webapp.runs.models import AgentRun
 from webapp.runs.services import LaunchRefused, agent_run_cancel, launch_create_from_input
 
 
@@ -71,6 +73,62 @@ class LaunchInput(serializers.Serializer):
     )
 
 
+class AgentRunStatusOutput(serializers.Serializer):
+    """One agent run as ``GET /api/launches/{id}/`` and ``GET /api/agent-runs/{id}/`` give it."""
+
+    id = serializers.IntegerField()
+    competition_id = serializers.CharField()
+    seed = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=AgentRun.Status.choices)
+    status_label = serializers.CharField(help_text="the status as the pages say it")
+    is_final = serializers.BooleanField(help_text="it ran to an end and will not change")
+    is_cancellable = serializers.BooleanField(help_text="a cancel would still stop it")
+    message = serializers.CharField(help_text="why it is where it is, for people")
+    detail = serializers.CharField()
+    confinement = serializers.CharField(help_text="what the agent could read of the host")
+    exit_code = serializers.IntegerField(allow_null=True)
+    duration_s = serializers.FloatField(allow_null=True)
+    egress_granted = serializers.BooleanField()
+    cancel_requested = serializers.BooleanField()
+    overhead = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text="the harness's own seconds: create_to_start_s, exit_to_collected_s",
+    )
+    validation_counts = serializers.DictField(
+        child=serializers.IntegerField(), help_text="the validation service's answers, by kind"
+    )
+    llm_usage = serializers.DictField(
+        allow_null=True, help_text="what the agent asked of its model endpoint; null without one"
+    )
+    grading = serializers.ChoiceField(
+        choices=Run.Status.choices, allow_null=True, help_text="its outputs' grading"
+    )
+    grading_is_final = serializers.BooleanField(allow_null=True)
+    no_worker = serializers.CharField(
+        help_text='"no run worker (runs.cpu) has answered for N s" while it waits for one '
+        "and none answers; empty otherwise"
+    )
+    heartbeat_at = serializers.DateTimeField(allow_null=True)
+    log_note = serializers.CharField(help_text="why its log is empty, when it is")
+
+
+class AgentRunDetailOutput(AgentRunStatusOutput):
+    log_tail = serializers.CharField(help_text="the end of its log (at most 20 kB)")
+
+
+class LaunchStatusOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    agent = serializers.CharField()
+    backend = serializers.CharField()
+    experiment = serializers.IntegerField(
+        allow_null=True, help_text="the verified experiment its results go to"
+    )
+    counts = serializers.DictField(
+        child=serializers.IntegerField(), help_text="its runs, by status"
+    )
+    runs = AgentRunStatusOutput(many=True)
+
+
 class LaunchCreateApi(APIView):
     permission_classes = [IsAuthenticated]
 
@@ -112,7 +170,7 @@ class LaunchCreateApi(APIView):
 class LaunchDetailApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=LaunchStatusOutput)
     def get(self, request, pk: int):
         launch = selectors.launches_visible_to(request.user).filter(pk=pk).first()
         if launch is None:
@@ -123,7 +181,7 @@ class LaunchDetailApi(APIView):
 class AgentRunDetailApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=AgentRunDetailOutput)
     def get(self, request, pk: int):
         run = (
             selectors.agent_runs_visible_to(request.user)
