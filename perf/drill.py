@@ -6,8 +6,8 @@ Each drill gets a fresh database and a fresh var dir (``tempfile.mkdtemp``), run
 ``manage.py migrate`` and ``load_catalogue``, builds the demo competitions'
 prepared data with ``benchmark.demo.build_demo`` (and imports their synthetic
 leaderboards), creates a user with a DRF token, and starts, each in its own process group
-with its log in the var dir: gunicorn (2 workers), the grading worker
-(``-n grading@%h -Q grading,default --concurrency 2`` with
+with its log in the var dir, the command lines ``make run`` uses (``webapp/processes.py``):
+gunicorn (2 workers), the grading worker (concurrency 2, with
 ``MLEBOARD_GRADING_FAULT_DELAY=2``, so kills land mid-grading) and beat (the sweeper every
 ``MLEBOARD_REAPER_INTERVAL_S`` = 5 s, claims silent for ``MLEBOARD_STALE_AFTER_S`` = 20 s
 taken back). The drills:
@@ -89,6 +89,7 @@ import http.client
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -108,6 +109,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from drill_archive import build_archive, multipart_body  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
+ACCESS_LOG = "gunicorn-access.log"
 DRILLS = ("worker", "broker", "web", "database", "disk")
 METADATA = '{"scaffold":"drill","model":"none"}'
 REDIS_PORT = 6391
@@ -654,65 +656,49 @@ class Site:
             env,
             self.logs / "redis.log",
         )
+        # Web, worker and beat as `make run` and compose start them (webapp/processes.py),
+        # with the drill's ports, sizes and logs.
+        declared = env | {
+            "HOST": "127.0.0.1",
+            "PORT": str(self.port),
+            "WEB_CONCURRENCY": "2",
+            "WORKER_CONCURRENCY": "2",
+            "MLEBOARD_LOG_TO_FILES": "1",  # the workers' and beat's logs under var/log/
+        }
         self.web = Proc(
             "gunicorn",
-            [
-                str(self.bin / "gunicorn"),
-                "webapp.wsgi:application",
-                "--bind",
-                f"127.0.0.1:{self.port}",
-                "--workers",
-                "2",
-                "--timeout",
-                "120",
-                "--access-logfile",
-                str(self.logs / "gunicorn-access.log"),
-                # One gunicorn's control socket is not another's (gunicorn 27's default
-                # path is shared by every gunicorn of the user).
-                "--no-control-socket",
-            ],
+            # An option given again overrides the declared one (gunicorn's last wins).
+            self.declared_argv("web", declared, "--access-logfile", str(self.logs / ACCESS_LOG)),
             env,
             self.logs / "gunicorn.log",
         )
+        # Where the worker's start is read from (its "ready.").
         self.worker_log = self.logs / "worker-grading.log"
+        worker_argv = self.declared_argv("grading-worker", declared)
+        if str(self.worker_log) not in worker_argv:
+            raise RuntimeError(f"the grading worker logs elsewhere: {shlex.join(worker_argv)}")
         self.worker = Proc(
             "worker",
-            [
-                str(self.bin / "celery"),
-                "-A",
-                "webapp",
-                "worker",
-                "-n",
-                "grading@%h",
-                "-Q",
-                "grading,default",
-                "--concurrency",
-                "2",
-                "--loglevel",
-                "INFO",
-                "--logfile",
-                str(self.worker_log),
-            ],
+            worker_argv,
             env | {"MLEBOARD_GRADING_FAULT_DELAY": str(args.fault_delay)},
             self.logs / "worker-grading.out",
         )
-        self.beat = Proc(
-            "beat",
-            [
-                str(self.bin / "celery"),
-                "-A",
-                "webapp",
-                "beat",
-                "--loglevel",
-                "INFO",
-                "--logfile",
-                str(self.logs / "beat.log"),
-                "--schedule",
-                str(self.var / "celerybeat-schedule"),
-            ],
-            env,
-            self.logs / "beat.out",
+        self.beat = Proc("beat", self.declared_argv("beat", declared), env, self.logs / "beat.out")
+
+    def declared_argv(self, name: str, env: dict[str, str], *extra: str) -> list[str]:
+        """Process ``name``'s command line from its one declaration, asked as a person
+        would (``python -m webapp.processes argv NAME``), then ``extra``."""
+        done = subprocess.run(
+            [str(self.bin / "python"), "-m", "webapp.processes", "argv", name],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
+        if done.returncode != 0:
+            raise RuntimeError(f"webapp.processes argv {name} failed:\n{done.stderr[-2000:]}")
+        return shlex.split(done.stdout) + list(extra)
 
     # -- set-up --
 
@@ -1154,7 +1140,7 @@ def check_disk(
             f"{when}: the filesystem holds {now.unaccounted / MiB:.2f} MiB no file accounts "
             f"for ({before.unaccounted / MiB:.2f} MiB before): a removed file still open"
         )
-    access = site.logs / "gunicorn-access.log"
+    access = site.logs / ACCESS_LOG
     codes: dict[str, int] = {}
     if access.exists():
         for match in re.finditer(r'" (\d{3}) ', access.read_text(errors="replace")):
@@ -1300,7 +1286,7 @@ def run_drill(args, drill: str) -> DrillResult:
 def excerpt(site: Site) -> None:
     """Errors and tracebacks from the logs of a failed drill."""
     for path in sorted(site.logs.glob("*")):
-        if path.name == "gunicorn-access.log":
+        if path.name == ACCESS_LOG:
             continue
         lines = path.read_text(errors="replace").splitlines()
         hits = [
