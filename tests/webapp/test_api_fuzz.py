@@ -27,6 +27,7 @@ import pytest
 import schemathesis
 from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
@@ -42,6 +43,7 @@ from webapp.results.services import (
     agent_get_or_create,
     experiment_create_from_reports,
 )
+from webapp.runs.models import HostClaim, RunHost
 from webapp.wsgi import application
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True, reset_sequences=True)]
@@ -69,7 +71,8 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/", application, config=CONF
 @pytest.fixture
 def site(tmp_path, settings, django_user_model, monkeypatch):
     """A user who may launch runs, with a token; a published reported experiment with
-    reports; an upload; a launch with agent runs. Nothing is sent to Celery."""
+    reports; an upload; a launch with agent runs, one held by a run host. Nothing is sent to
+    Celery."""
     from webapp.celery import app
     from webapp.results.uploads import upload_create
     from webapp.runs.services import launch_create
@@ -98,7 +101,21 @@ def site(tmp_path, settings, django_user_model, monkeypatch):
     )
     for cid in COMPETITIONS:
         (settings.MLEBOARD_DATA_DIR / cid / "prepared" / "public").mkdir(parents=True)
-    launch_create(owner=user, agent_name="baseline", competitions=COMPETITIONS, seeds=2)
+    launch = launch_create(owner=user, agent_name="baseline", competitions=COMPETITIONS, seeds=2)
+    # A run host holding one of its runs (the hosts' answer, staff only).
+    host = RunHost.objects.create(
+        name="fuzz-host",
+        cpus=4,
+        memory_bytes=8 * 1024**3,
+        gpu_ids=["0"],
+        engine="local",
+        queues=["runs.cpu"],
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+    )
+    HostClaim.objects.create(
+        host=host, agent_run=launch.runs.first(), token="fuzz", cpus=1, memory_bytes=1024**3
+    )
     return Token.objects.create(user=user).key
 
 

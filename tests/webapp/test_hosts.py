@@ -389,6 +389,8 @@ def test_api_hosts_shows_every_host_to_operators():
     assert shown["free"]["cpus"] == 6.0 and shown["free"]["memory_bytes"] == 28 * GiB
     assert len(shown["free"]["gpu_ids"]) == 1
     assert [r["id"] for r in shown["runs"]] == [run.pk] and len(shown["runs"][0]["gpu_ids"]) == 1
+    # Named by its competition's slug, not its row id.
+    assert shown["runs"][0]["label"] == f"{run.launch.agent_name} on {run.competition.slug} seed 0"
     assert by_name["down-host"]["state"] == "down" and by_name["down-host"]["runs"] == []
     page = staff.get("/hosts/").content.decode()
     assert "up-host" in page and "down-host" in page and f"#{run.pk}" in page

@@ -3,7 +3,6 @@
 from django.conf import settings
 from django.http import Http404
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission, IsAuthenticated
@@ -15,7 +14,7 @@ from runner.spec import MAX_GPUS
 from webapp.bad_input import IsoDateField
 from webapp.results.models import Run
 from webapp.runs import hosts, selectors
-from webapp.runs.models import AgentRun
+from webapp.runs.models import AgentRun, RunHost
 from webapp.runs.services import LaunchRefused, agent_run_cancel, launch_create_from_input
 
 
@@ -219,6 +218,51 @@ class AgentRunCancelApi(APIView):
         return Response({"status": agent_run_cancel(run)}, status=status.HTTP_202_ACCEPTED)
 
 
+class _HostCapacity(serializers.Serializer):
+    cpus = serializers.FloatField()
+    memory_bytes = serializers.IntegerField()
+    gpu_ids = serializers.ListField(child=serializers.CharField())
+    gpu_model = serializers.CharField()
+
+
+class _HostFree(serializers.Serializer):
+    cpus = serializers.FloatField()
+    memory_bytes = serializers.IntegerField()
+    gpu_ids = serializers.ListField(child=serializers.CharField())
+
+
+class _HostRun(serializers.Serializer):
+    id = serializers.IntegerField()
+    label = serializers.CharField()
+    status = serializers.ChoiceField(choices=AgentRun.Status.choices)
+    cpus = serializers.FloatField()
+    memory_bytes = serializers.IntegerField()
+    gpu_ids = serializers.ListField(child=serializers.CharField())
+    url = serializers.CharField(help_text="the run's page")
+
+
+class _Host(serializers.Serializer):
+    name = serializers.CharField()
+    state = serializers.ChoiceField(choices=RunHost.State.choices)
+    silent = serializers.BooleanField(help_text="up, but it has missed its heartbeats")
+    last_heartbeat = serializers.DateTimeField(allow_null=True)
+    seconds_since_heartbeat = serializers.FloatField(allow_null=True)
+    down_since = serializers.DateTimeField(allow_null=True)
+    note = serializers.CharField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    engine = serializers.CharField(help_text='its backend and engine: "docker 24.0.7", "local"')
+    queues = serializers.ListField(child=serializers.CharField())
+    slots = serializers.IntegerField(help_text="at most this many runs at once")
+    capacity = _HostCapacity()
+    free = _HostFree(help_text="what its claims leave")
+    runs = _HostRun(many=True)
+
+
+class HostListOutput(serializers.Serializer):
+    stale_after_s = serializers.IntegerField()
+    hosts = _Host(many=True)
+
+
 class HostListApi(APIView):
     """Every run host the site knows (``runs.manage_runhost``): state (up or down; ``silent`` while
     it has missed beats but is not down yet), last heartbeat, capacity, what is free and
@@ -226,6 +270,6 @@ class HostListApi(APIView):
 
     permission_classes = [ManagesHosts]
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=HostListOutput)
     def get(self, request):
         return Response({"stale_after_s": settings.MLEBOARD_STALE_AFTER_S, "hosts": hosts.status()})

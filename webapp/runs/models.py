@@ -98,7 +98,7 @@ class AgentRun(Dispatched):
         ]
 
     def __str__(self) -> str:
-        return f"{self.launch.agent_name} on {self.competition_id} seed {self.seed}"
+        return f"{self.launch.agent_name} on {self.competition.slug} seed {self.seed}"
 
 
 class SubmissionSnapshot(models.Model):
