@@ -400,7 +400,7 @@ def test_gunicorn_never_shares_a_control_socket():
     ):
         starters += sorted((REPO_ROOT / folder).rglob(pattern))
     starting = [p for p in starters if "webapp.wsgi" in p.read_text(encoding="utf-8")]
-    assert REPO_ROOT / "perf" / "drill.py" in starting  # the scan sees the starters
+    assert REPO_ROOT / "perf" / "load_bench.py" in starting  # the scan sees the starters
     for path in starting:
         text = path.read_text(encoding="utf-8")
         if "gunicorn" in text and path.name not in ("wsgi.py", "test_deployment.py"):
