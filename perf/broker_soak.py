@@ -100,6 +100,15 @@ def run(args) -> dict:
     celery = [sys.executable, "-m", "celery", "-A", "broker_soak"]
     logs = work / "logs"
     logs.mkdir()
+    # The workers and beat write their heartbeats as the site's do (webapp.liveness): into
+    # a database of the soak's own, migrated first.
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=600,
+    )
 
     def start(name: str, argv: list[str]) -> subprocess.Popen:
         out = open(logs / f"{name}.log", "w")
@@ -242,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ping-interval", type=float, default=0.2)
     parser.add_argument("--timeout", type=float, default=1800, help="seconds, all included")
     parser.add_argument("--stall", type=float, default=120, help="seconds without progress")
+    parser.add_argument(
+        "--keep-logs", action="store_true", help="keep the logs of a run that held too"
+    )
     args = parser.parse_args(argv)
     result = run(args)
     width = max(map(len, result))
@@ -249,8 +261,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{key:<{width}}  {value}")
     ok = not (result["lost"] or result["duplicated"] or result["worker crashes"])
     print("result:", "0 crashes, 0 lost, 0 duplicated" if ok else "FAILED")
-    if ok:  # keep the logs of a failure only
+    if ok and not args.keep_logs:  # keep the logs of a failure only
         shutil.rmtree(Path(result["logs"]).parent, ignore_errors=True)
+        print("logs removed (--keep-logs keeps them)")
     return 0 if ok else 1
 
 
