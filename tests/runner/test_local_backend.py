@@ -6,7 +6,6 @@ the limits it enforces.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import sys
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from runner import Outcome, Resources, RunSpec, find_agent, run_agent, spec_for_agent
 from runner.spec import RUN_LOG
-from tests.polling import wait_until
+from tests.polling import RELEASE, opened_for_writing, wait_until
 
 COMPETITION = "demo-breast-cancer"
 SMALL = Resources(cpus=1, memory=None, shm=None, gpus=0, pids=None)
@@ -146,34 +145,6 @@ def test_secrets_are_masked_in_the_logs(demo_data, tmp_path):
     outcome = run(spec, demo_data, tmp_path / "out")
     log = outcome.logs_path.read_text()
     assert "key is" in log and "sk-live-123456" not in log
-
-
-# An agent that writes its submission, then waits until the test lets it go on: it never
-# stands in for time passing with a sleep of its own. ``release(name)`` in the agent makes
-# the named pipe ``name`` in its submission folder and reads it: its open blocks until the
-# test, once it has seen what it waits for, opens the pipe to write, and its read ends when
-# the test closes it (an agent left waiting is ended by the run's time limit).
-RELEASE = (
-    "import os\n"
-    "def release(name):\n"
-    "    path = os.path.join(os.environ['SUBMISSION_DIR'], name)\n"
-    "    os.mkfifo(path)\n"
-    "    with open(path) as pipe:\n"
-    "        pipe.read()\n"
-    "    os.remove(path)\n"
-    "submission = os.path.join(os.environ['SUBMISSION_DIR'], 'submission.csv')\n"
-)
-
-
-def opened_for_writing(pipe: Path) -> int | None:
-    """A descriptor of the named pipe ``pipe`` opened to write, once a reader has it open;
-    None before (not made yet, or nobody reading it)."""
-    try:
-        return os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ENXIO):
-            return None
-        raise
 
 
 def run_released(spec: RunSpec, data: Path, out: Path, steps, **kwargs):

@@ -1,51 +1,57 @@
 """Hourly snapshots (here: every second) of an agent's submission are graded like the
 final one and drawn as Any Medal % against elapsed time on the experiment page."""
 
+import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission
 
 from runner.spec import RunDirs
 from tests.demo_builds import demo_site
-from tests.polling import wait_until
+from tests.polling import RELEASE, opened_for_writing, wait_until
 from webapp.runs.models import AgentRun, SubmissionSnapshot
 from webapp.runs.selectors import time_scaling
 from webapp.runs.services import agent_run_execute, launch_create
 
 pytestmark = pytest.mark.django_db
 
-IMPROVER = """import os, shutil, time
 # Writes the sample submission, then a good one when the test says the harness has
 # snapshotted the first (the harness's snapshots are out of the agent's reach), then ends
 # when the test has seen the good one snapshotted: the curve must rise, however busy the
-# machine. Waits on files, not for a fixed time; the run's time limit ends a lost one.
-def wait_for(path):
-    while not os.path.exists(path):
-        time.sleep(0.05)
-shutil.copy("{sample}", "{out}/submission.csv")
-wait_for("{agent}/write-the-good-one")
-shutil.copy("{good}", "{out}/submission.csv")
-open("{logs}/good-written", "w").close()
-wait_for("{agent}/stop")
+# machine. It waits on named pipes the test opens (tests.polling.RELEASE), never for a
+# fixed time; the run's time limit ends a lost one.
+IMPROVER = (
+    RELEASE
+    + """import shutil
+shutil.copy("{sample}", submission)
+release("write-the-good-one")
+shutil.copy("{good}", submission)
+release("stop")
 """
+)
 
 
-def steer(agent, dirs: RunDirs) -> None:
-    """The test's side of IMPROVER: tell it to write the good submission once a snapshot
-    of the sample is taken, and to stop once two more are (one may have been copying the
-    sample meanwhile; the last is of the good one)."""
+def steer(submission: Path, dirs: RunDirs) -> None:
+    """The test's side of IMPROVER: let it write the good submission once a snapshot of
+    the sample is taken, and let it stop once two more are after it has written the good
+    one (one may have been copying the sample meanwhile; the last is of the good one)."""
 
     def taken() -> int:
         return len(list(dirs.snapshots.glob("submission_*s.csv")))
 
+    def released(name: str) -> int:
+        """The agent's pipe ``name`` held open to write: it waits there until closed."""
+        return wait_until(lambda: opened_for_writing(submission / name), timeout=60)
+
     wait_until(lambda: taken() >= 1, timeout=60)
-    (agent / "write-the-good-one").touch()
-    wait_until((dirs.logs / "good-written").exists, timeout=60)
+    os.close(released("write-the-good-one"))
+    stop = released("stop")  # the agent has written the good one, and waits
     after = taken()
     wait_until(lambda: taken() >= after + 2, timeout=60)
-    (agent / "stop").touch()
+    os.close(stop)
 
 
 def test_snapshots_are_graded_and_drawn(tmp_path, settings, unisolated, django_user_model, client):
@@ -81,12 +87,10 @@ def test_snapshots_are_graded_and_drawn(tmp_path, settings, unisolated, django_u
     good = agent / "good.csv"
     shutil.copy(build.submissions["linear"][0]["demo-wine"], good)
     dirs = RunDirs(out.parent, sample.parent)
-    (agent / "main.py").write_text(
-        IMPROVER.format(sample=sample, good=good, out=out, agent=agent, logs=dirs.logs)
-    )
+    (agent / "main.py").write_text(IMPROVER.format(sample=sample, good=good))
 
     with ThreadPoolExecutor(1) as pool:
-        steering = pool.submit(steer, agent, dirs)
+        steering = pool.submit(steer, out, dirs)
         finished = agent_run_execute(run.pk, token="t")
         steering.result()
     assert finished.status == AgentRun.Status.COMPLETED, (finished.message, finished.detail)
