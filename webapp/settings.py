@@ -248,7 +248,8 @@ STATICFILES_DIRS = [
 # collectstatic names each file by its content's hash (css/site.3f2a….css, listed in
 # STATIC_ROOT/staticfiles.json, which {% static %} reads) and compresses those copies
 # (webapp/static_storage.py); whitenoise serves the hashed names with a year's `immutable`
-# cache, since a changed file gets a new name. Pages need that manifest: `make setup` runs collectstatic, as does the Dockerfile.
+# cache, since a changed file gets a new name. Pages need that manifest: `make setup` runs
+# collectstatic, as does the Dockerfile.
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "webapp.static_storage.StaticFilesStorage"},
