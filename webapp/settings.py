@@ -169,6 +169,8 @@ AXES_FAILURE_LIMIT = env("MLEBOARD_LOGIN_FAILURE_LIMIT")
 # 0: locked until an admin lifts it.
 AXES_COOLOFF_TIME = timedelta(minutes=env("MLEBOARD_LOGIN_COOLOFF_MINUTES")) or None
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Every spelling of a name counts as one (sign-in ignores case).
+AXES_USERNAME_CALLABLE = "webapp.accounts.lockout.lockout_username"
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False  # no "AXES: BEGIN …" line from every process that starts
 

@@ -255,6 +255,29 @@ def test_login_is_locked_after_repeated_failures(django_user_model, login_url):
     assert "_auth_user_id" in other.session
 
 
+@pytest.mark.django_db
+@override_settings(AXES_ENABLED=True)
+@pytest.mark.parametrize("login_url", ["/accounts/login/", "/admin/login/"])
+def test_every_spelling_of_a_name_counts_against_one_lockout(django_user_model, login_url):
+    """Sign-in ignores the case of a name, so the lockout does too: other spellings
+    neither get an allowance of their own nor sign in (and clear the lock) once locked."""
+    django_user_model.objects.create_user("frank", password="the-right-pw-123", is_staff=True)
+    client = Client(REMOTE_ADDR="192.0.2.8")
+    spellings = ["frank", "Frank", "fRANK", "FRANK", "frAnk", " frank "]
+    for i in range(settings.AXES_FAILURE_LIMIT - 1):
+        wrong = {"username": spellings[i % len(spellings)], "password": "wrong"}
+        assert client.post(login_url, wrong).status_code == 200
+    assert client.post(login_url, {"username": "Frank", "password": "w"}).status_code == 429
+    for name in spellings:
+        assert client.post(login_url, {"username": name, "password": "guess"}).status_code == 429
+        right = client.post(login_url, {"username": name, "password": "the-right-pw-123"})
+        assert right.status_code == 429
+        assert "_auth_user_id" not in client.session
+    # Still locked for the plain spelling: no other spelling cleared it.
+    right = {"username": "frank", "password": "the-right-pw-123"}
+    assert client.post(login_url, right).status_code == 429
+
+
 # --- per-user throttles -------------------------------------------------------------
 
 
