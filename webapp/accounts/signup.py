@@ -88,13 +88,33 @@ def email_unverified(user) -> bool:
     return addresses.exists() and not addresses.filter(verified=True).exists()
 
 
+def reset_confirms_address(user) -> bool:
+    """A password reset through its mailed link proves the person reads the address it
+    was mailed to; confirm that address. Only an account with one address can say which
+    it was (the reset link names the account, not the address), and the link is void once
+    the account's addresses change (allauth's token covers them): an account holding
+    someone else's address beside its own confirms nothing this way. True when an address
+    was confirmed."""
+    addresses = {
+        address.lower()
+        for address in EmailAddress.objects.filter(user=user).values_list("email", flat=True)
+    }
+    if user.email:
+        addresses.add(user.email.lower())
+    if len(addresses) != 1:
+        return False
+    (address,) = addresses
+    return bool(
+        EmailAddress.objects.filter(user=user, email__iexact=address).update(verified=True)
+    )
+
+
 class AccountAdapter(DefaultAccountAdapter):
     def set_password(self, user, password) -> None:
         super().set_password(user, password)
-        # A reset through the link mailed to the address proves the person reads it.
         match = getattr(getattr(self, "request", None), "resolver_match", None)
         if match is not None and match.url_name == "account_reset_password_from_key":
-            EmailAddress.objects.filter(user=user).update(verified=True)
+            reset_confirms_address(user)
 
     def is_open_for_signup(self, request) -> bool:
         mode = signup_mode()
