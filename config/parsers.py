@@ -169,7 +169,11 @@ def parse_rate(text: str) -> str | None:
         return None
     count, _, period = value.partition("/")
     if not (
-        count.isdigit() and int(count) > 0 and period[:1] in _RATE_PERIODS and "/" not in period
+        count.isascii()
+        and count.isdigit()
+        and int(count) > 0
+        and period[:1] in _RATE_PERIODS
+        and "/" not in period
     ):
         raise ValueError("expected a rate like 30/hour or 5/min (or off)")
     return value

@@ -75,7 +75,9 @@ def _integer_keys(ids: pa.ChunkedArray | pa.Array) -> np.ndarray | None:
     if not (pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type)):
         return None
     first = ids[0].as_py().strip().lstrip("+-")
-    if not first.isdigit() or len(first) > 18:  # cheap test before scanning every id
+    if (
+        not (first.isascii() and first.isdigit()) or len(first) > 18
+    ):  # cheap test before scanning every id
         return None
     try:
         return to_numpy(pc.cast(ids, pa.int64())).astype(np.int64)

@@ -161,7 +161,7 @@ def agent_ids(spec: RunSpec) -> tuple[int, int]:
     """The agent's numeric (uid, gid) from ``spec.user``; root is refused."""
     uid, _, gid = spec.user.partition(":")
     gid = gid or uid
-    if not (uid.isdigit() and gid.isdigit()):
+    if not (uid.isascii() and uid.isdigit() and gid.isascii() and gid.isdigit()):
         raise HarnessError(f"the agent's user must be numeric uid:gid, got {spec.user!r}")
     if int(uid) == 0 or int(gid) == 0:
         raise HarnessError("the agent may not run as root (uid or gid 0)")

@@ -325,7 +325,7 @@ class Relay:
                     if (
                         len(parts) < 2
                         or not parts[0].startswith("HTTP/1.")
-                        or not parts[1].isdigit()
+                        or not (parts[1].isascii() and parts[1].isdigit())
                     ):
                         raise BadMessage("the endpoint's answer is not HTTP/1.x")
                     status = int(parts[1])

@@ -326,3 +326,61 @@ def test_html_is_made_by_templates_not_marked_safe_in_python():
         if "mark_safe" in line
     ]
     assert not offenders, "\n".join(offenders)
+
+
+_DIGIT_TESTS = ("isdigit", "isnumeric", "isdecimal")
+
+
+def unguarded_digit_tests(source: str) -> list[int]:
+    """Lines calling ``x.isdigit()`` (or isnumeric, isdecimal) where the same ``and`` does
+    not first ask ``x.isascii()``: those accept digits ``int`` refuses (``"²".isdigit()``),
+    and a header ``Upload-Length: ²`` reached a 500."""
+    tree = ast.parse(source)
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            ascii_of = set()
+            for value in node.values:
+                for call in ast.walk(value):
+                    if (
+                        isinstance(call, ast.Call)
+                        and isinstance(call.func, ast.Attribute)
+                        and call.func.attr == "isascii"
+                    ):
+                        ascii_of.add(ast.dump(call.func.value))
+                    elif (
+                        isinstance(call, ast.Call)
+                        and isinstance(call.func, ast.Attribute)
+                        and call.func.attr in _DIGIT_TESTS
+                        and ast.dump(call.func.value) in ascii_of
+                    ):
+                        guarded.add(id(call))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _DIGIT_TESTS
+        and id(node) not in guarded
+    ]
+
+
+def test_no_digit_test_takes_non_ascii_digits():
+    offenders = [
+        f"{path.relative_to(ROOT).as_posix()}:{line}"
+        for package in ("webapp", "benchmark", "graders", "runner", "cli", "config")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for line in unguarded_digit_tests(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, (
+        "a digit test that takes '²' (int() refuses it): ask x.isascii() and x.isdigit(), "
+        "or match [0-9]:\n" + "\n".join(offenders)
+    )
+
+
+def test_the_digit_rule_sees_unguarded_tests():
+    assert unguarded_digit_tests("ok = s.isdigit()\n") == [1]
+    assert unguarded_digit_tests("ok = s.strip().isnumeric()\n") == [1]
+    assert unguarded_digit_tests("ok = t.isascii() and s.isdigit()\n") == [1]
+    assert unguarded_digit_tests("ok = s.isascii() and s.isdigit()\n") == []
+    assert unguarded_digit_tests("ok = not (p[1].isascii() and p[1].isdecimal())\n") == []

@@ -3,6 +3,12 @@
 * ``RejectNulMiddleware``: a NUL character in the address (path or query string) is
   answered 400. No page or filter takes one, and PostgreSQL refuses NUL in text, so
   any query it reached would fail.
+* ``RejectChunkedBodyMiddleware``: a body sent with ``Transfer-Encoding`` (chunked) is
+  answered 400 asking for a ``Content-Length``. Django reads a request's body up to its
+  ``Content-Length`` only, so without one every view would see an empty body and, for a
+  tus ``PATCH``, answer 204 having stored nothing.
+* ``whole_number``: a count of bytes in a header, in ASCII digits only (``str.isdigit``
+  takes superscripts such as ``²``, which ``int`` refuses).
 * ``parse_json``: JSON from a person, with nesting deeper than Python's parser reads
   refused as a ``ValueError`` (the parser itself raises ``RecursionError``).
 * ``JSONParser``: DRF's, with the same refusal (a 400 ``ParseError``).
@@ -51,6 +57,42 @@ class RejectNulMiddleware:
                 return JsonResponse({"error": NUL_MESSAGE}, status=400)
             return HttpResponse(NUL_MESSAGE, status=400, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+CHUNKED_MESSAGE = (
+    "The body was sent with Transfer-Encoding ({encoding}), which this site does not read: "
+    "send it with a Content-Length header (every HTTP client can; for curl, give the "
+    "data with --data-binary @FILE rather than from a pipe)."
+)
+
+
+class RejectChunkedBodyMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        encoding = request.META.get("HTTP_TRANSFER_ENCODING")
+        if encoding is None:
+            return self.get_response(request)
+        message = CHUNKED_MESSAGE.format(encoding=encoding[:40])
+        if request.path.startswith("/api/"):
+            response = JsonResponse({"error": message}, status=400)
+            if request.path.startswith("/api/uploads/tus/"):
+                response["Tus-Resumable"] = "1.0.0"
+            return response
+        return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+
+
+_WHOLE_NUMBER = re.compile(r"[0-9]{1,19}")
+
+
+def whole_number(text: str | None) -> int | None:
+    """``text`` (spaces around it aside) as a whole number written in 1 to 19 ASCII
+    digits, else None."""
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if _WHOLE_NUMBER.fullmatch(text) else None
 
 
 def parse_json(text: str):

@@ -19,3 +19,5 @@ def docs_page(request, path: str = ""):
         return serve(request, path or "index.html", document_root=root)
     except SuspiciousFileOperation:  # a path out of the folder: nothing there
         raise Http404 from None
+    except OSError:  # a name the file system refuses (over 255 bytes): no such page either
+        raise Http404 from None

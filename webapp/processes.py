@@ -141,7 +141,7 @@ def _group_commands(pgid: int) -> list[str]:
     """The command lines of the processes in group ``pgid``."""
     found = []
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
+        if not (proc.name.isascii() and proc.name.isdigit()):
             continue
         try:
             if os.getpgid(int(proc.name)) == pgid:

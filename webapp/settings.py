@@ -90,6 +90,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # A NUL in the address is a 400 before anything reads it (PostgreSQL refuses NUL).
     "webapp.bad_input.RejectNulMiddleware",
+    # A chunked body is a 400 asking for a Content-Length: Django would read it as empty.
+    "webapp.bad_input.RejectChunkedBodyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Anonymous views of the public pages served whole from the cache (webapp/page_cache.py).
     "webapp.page_cache.PageCacheMiddleware",

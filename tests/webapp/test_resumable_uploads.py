@@ -6,6 +6,7 @@ import base64
 import datetime as dt
 import hashlib
 import json
+import socket
 
 import pytest
 from django.test import Client
@@ -196,6 +197,62 @@ def test_patch_refusals(api, media):
         "PATCH", url, data, content_type="application/offset+octet-stream", **TUS
     )
     assert no_offset.status_code == 400 and "Upload-Offset" in no_offset.json()["error"]
+    assert PartialUpload.objects.get().offset == 0
+
+
+@pytest.mark.parametrize("digits", ["²", "١٢", "１０", "1²"])
+def test_digits_int_refuses_are_a_400_not_a_500(api, media, digits):
+    meta = f"filename {b64('runs.zip')},metadata {b64(json.dumps(METADATA))}"
+    created = api.post(
+        "/api/uploads/tus/", **TUS, HTTP_UPLOAD_LENGTH=digits, HTTP_UPLOAD_METADATA=meta
+    )
+    assert created.status_code == 400 and "Upload-Length" in created.json()["error"]
+    url = create(api, 100)["Location"]
+    patched = api.generic(
+        "PATCH",
+        url,
+        b"x" * 10,
+        content_type="application/offset+octet-stream",
+        **TUS,
+        HTTP_UPLOAD_OFFSET=digits,
+    )
+    assert patched.status_code == 400 and "Upload-Offset" in patched.json()["error"]
+    assert PartialUpload.objects.get().offset == 0
+
+
+def test_a_chunked_piece_is_refused_not_dropped(api, media):
+    """Django reads a body up to its Content-Length: a chunked one (none) read as empty and
+    answered 204 with nothing stored. Refused with what to do instead."""
+    url = create(api, 100)["Location"]
+    response = patch(api, url, 0, b"", HTTP_TRANSFER_ENCODING="chunked")
+    assert response.status_code == 400
+    assert "Content-Length" in response.json()["error"]
+    assert response["Tus-Resumable"] == "1.0.0"
+    assert PartialUpload.objects.get().offset == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_chunked_piece_over_the_wire_is_refused(alice, media, live_server):
+    """The same through a real server and socket: the body arrives in chunks."""
+    _row, token = token_create(alice, "tests")
+    api = Client(HTTP_AUTHORIZATION=f"Token {token}")
+    url = create(api, 100)["Location"]
+    host, port = live_server.thread.host, live_server.thread.port
+    with socket.create_connection((host, port), timeout=30) as conn:
+        conn.sendall(
+            (
+                f"PATCH {url} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Token {token}\r\n"
+                "Tus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n"
+                "Content-Type: application/offset+octet-stream\r\n"
+                "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                "a\r\n0123456789\r\n0\r\n\r\n"
+            ).encode()
+        )
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b"Content-Length" in answer
     assert PartialUpload.objects.get().offset == 0
 
 

@@ -87,6 +87,10 @@ def test_the_site_serves_its_docs_and_says_when_they_are_not_built(settings, tmp
     assert b"Submit" in b"".join(Client().get("/docs/submit.html").streaming_content)
     assert Client().get("/docs/../secret.txt").status_code == 404
     assert Client().get("/docs/%2e%2e/secret.txt").status_code == 404
+    # Names the file system refuses (over 255 bytes) are pages that do not exist.
+    assert Client().get("/docs/" + "a" * 300).status_code == 404
+    assert Client().get("/docs/" + "é" * 200 + ".html").status_code == 404
+    assert Client().get("/docs/x/" + "a" * 4200).status_code == 404
     # Every page links them: the navigation and the footer.
     home = Client().get("/").content.decode()
     assert 'href="/docs/" id="nav-docs"' in home

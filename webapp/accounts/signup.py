@@ -104,9 +104,7 @@ def reset_confirms_address(user) -> bool:
     if len(addresses) != 1:
         return False
     (address,) = addresses
-    return bool(
-        EmailAddress.objects.filter(user=user, email__iexact=address).update(verified=True)
-    )
+    return bool(EmailAddress.objects.filter(user=user, email__iexact=address).update(verified=True))
 
 
 class AccountAdapter(DefaultAccountAdapter):

@@ -30,6 +30,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from webapp import bad_input
 from webapp.results import resumable
 from webapp.results.models import PartialUpload
 from webapp.results.upload_input import upload_metadata
@@ -78,9 +79,10 @@ def _version_refused(request) -> HttpResponse | None:
 
 
 def _whole_number(text: str | None, name: str) -> int:
-    if text is None or not text.strip().isdigit() or len(text.strip()) > 19:
+    number = bad_input.whole_number(text)
+    if number is None:
         raise resumable.ResumableError(f"{name} must be a whole number of bytes, got {text!r}")
-    return int(text.strip())
+    return number
 
 
 def _upload_metadata_header(text: str) -> dict[str, str]:
