@@ -490,3 +490,15 @@ def test_run_queues_is_one_variable_everywhere():
         "runs.cpu",
         "runs.gpu",
     ]
+
+
+def test_servers_are_compared_where_they_lead():
+    from config.endpoints import same_server
+
+    assert same_server("redis://localhost:6379/13", "redis://127.0.0.1:6379/11")
+    assert same_server("redis://localhost/0", "redis://[::1]:6379/5")
+    assert not same_server("redis://localhost:6380/0", "redis://127.0.0.1:6379/0")
+    assert not same_server("redis://192.0.2.1:6379/0", "redis://127.0.0.1:6379/0")
+    assert same_server("redis://192.0.2.1:6379/0", "redis://192.0.2.1/4")
+    assert not same_server("memcached://localhost:6379", "redis://localhost:6379")
+    assert not same_server("redis://localhost:notaport/0", "redis://localhost:6379")

@@ -7,13 +7,12 @@ a real worker process consumes the queue without any server), files under ``var/
 
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from benchmark.cost import Price
-from config import check_environment, env
+from config import check_environment, endpoints, env
 
 # Every variable is read through its one declaration (config/variables.py, the README's
 # table): a value its parser refuses stops start-up here, with every such variable named,
@@ -203,13 +202,6 @@ MLEBOARD_CACHE_MAX_BYTES = env("MLEBOARD_CACHE_MAX_BYTES")
 _pages_url = env("MLEBOARD_CACHE_URL")
 
 
-def _redis_instance(url: str) -> tuple[str, int] | None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("redis", "rediss"):
-        return None
-    return (parts.hostname or "localhost", parts.port or 6379)
-
-
 if _pages_url:
     _shared_with = [
         name
@@ -217,7 +209,7 @@ if _pages_url:
             ("CELERY_BROKER_URL", env("CELERY_BROKER_URL")),
             ("CACHE_URL", _cache_url),
         )
-        if url and _redis_instance(url) == _redis_instance(_pages_url)
+        if url and endpoints.same_server(url, _pages_url)
     ]
     if _shared_with:
         raise ImproperlyConfigured(

@@ -277,14 +277,19 @@ def test_the_site_bounds_the_pages_redis(imported, settings, private_redis, monk
 
 
 @pytest.mark.parametrize("shared", ["CELERY_BROKER_URL", "CACHE_URL"])
-def test_the_pages_redis_may_not_be_the_brokers_or_the_throttles(tmp_path, shared):
+@pytest.mark.parametrize(
+    ("pages", "other"),
+    [
+        ("redis://127.0.0.1:6379/7", "redis://127.0.0.1:6379/3"),
+        # Spelt differently, the same server: compared where they lead.
+        ("redis://localhost:6379/13", "redis://127.0.0.1:6379/11"),
+        ("redis://localhost/13", "redis://[::1]:6379/11"),
+        ("rediss://LOCALHOST.:6379/2", "redis://127.0.0.1/1"),
+    ],
+)
+def test_the_pages_redis_may_not_be_the_brokers_or_the_throttles(tmp_path, shared, pages, other):
     done = manage_check(
-        bare_env(
-            tmp_path,
-            SECRET_KEY="k" * 60,
-            MLEBOARD_CACHE_URL="redis://127.0.0.1:6379/7",
-            **{shared: "redis://127.0.0.1:6379/3"},
-        )
+        bare_env(tmp_path, SECRET_KEY="k" * 60, MLEBOARD_CACHE_URL=pages, **{shared: other})
     )
     assert done.returncode != 0
     assert f"MLEBOARD_CACHE_URL is the same Redis as {shared}" in done.stderr
