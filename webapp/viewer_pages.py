@@ -100,22 +100,54 @@ class ViewerClass:
     permissions: frozenset[str]
 
 
-def viewer_class(user) -> ViewerClass:
-    """``user``'s class of viewers (see the module's docstring), asked of the database:
-    their permissions (as ``user.get_all_permissions``), and whether they own anything."""
-    permissions = frozenset(user.get_all_permissions())
+@dataclass(frozen=True)
+class UserState:
+    """What of a person's user row and ownership decides whether a stored page may be
+    served to them and which: read in one query on every request, since bulk updates
+    (``.update(is_active=False)``, a new password) send no signal."""
+
+    is_active: bool
+    password: str
+    is_staff: bool
+    is_superuser: bool
+    owns_any: bool
+
+
+def user_state(user_id: int) -> UserState | None:
+    """The person's state as the database holds it now; None once they are gone."""
+    from django.contrib.auth import get_user_model
+
     owned = _owned_models()
-    owns = (
-        user.__class__.objects.filter(pk=user.pk)
+    row = (
+        get_user_model()
+        .objects.filter(pk=user_id)
         .annotate(
             **{
                 f"owns_{i}": Exists(model._default_manager.filter(**{field: OuterRef("pk")}))
                 for i, (model, field) in enumerate(owned)
             }
         )
-        .values_list(*(f"owns_{i}" for i in range(len(owned))))
+        .values_list(
+            "is_active",
+            "password",
+            "is_staff",
+            "is_superuser",
+            *(f"owns_{i}" for i in range(len(owned))),
+        )
+        .first()
     )
-    owns_any = any(any(row) for row in owns)
+    if row is None:
+        return None
+    return UserState(*row[:4], owns_any=any(row[4:]))
+
+
+def viewer_class(user, state: UserState | None = None) -> ViewerClass:
+    """``user``'s class of viewers (see the module's docstring), asked of the database:
+    their permissions (as ``user.get_all_permissions``), and whether they own anything
+    (``state``'s, read now when not given)."""
+    permissions = frozenset(user.get_all_permissions())
+    state = state or user_state(user.pk)
+    owns_any = bool(state and state.owns_any)
     scopes: list[str] = []
     if owns_any:
         scopes.append(routes.owner_scope(user.pk))
@@ -133,12 +165,14 @@ def viewer_class(user) -> ViewerClass:
 
 @dataclass(frozen=True)
 class Viewer:
-    """A signed-in person as this module serves them: their class, the user row and
-    their navigation (rendered once, with a stand-in for the CSRF token)."""
+    """A signed-in person as this module serves them: their class, the user row, the
+    state it was read in and their navigation (rendered once, with a stand-in for the
+    CSRF token)."""
 
     kind: ViewerClass
     user: object
     nav: str
+    state: UserState
 
 
 _TOKEN_STAND_IN = "csrf-token-stand-in"
@@ -157,12 +191,22 @@ class _Viewers:
         self.lock = threading.Lock()
 
     def get(self, request, user_id: int, versions: tuple) -> Viewer | None:
-        """The viewer of ``request``'s session, or None when it signs nobody in."""
+        """The viewer of ``request``'s session, or None when it signs nobody in. The
+        person's row is read on every request (``user_state``): a copy made before a bulk
+        update is not used after it."""
+        state = user_state(user_id)
+        if state is None or not state.is_active:
+            return None
         with self.lock:
             found = self.entries.get(user_id)
             if found is not None and found[0] == versions:
                 self.entries.move_to_end(user_id)
-        if found is not None and found[0] == versions and _session_holds(request, found[1].user):
+        if (
+            found is not None
+            and found[0] == versions
+            and found[1].state == state
+            and _session_holds(request, found[1].user)
+        ):
             viewer = found[1]
             # This request's own copy of the user row (Django's ModelBackend caches the
             # permissions on it: ``can.*`` is answered without asking the database).
@@ -172,10 +216,10 @@ class _Viewers:
         user = request.user  # Django's own reading of the session (the database)
         if not user.is_authenticated or user.pk != user_id:
             return None
-        kind = viewer_class(user)
+        kind = viewer_class(user, state)
         user._perm_cache = set(kind.permissions)
         nav = get_template(TEMPLATES[NAV]).render({"csrf_token": _TOKEN_STAND_IN}, request)
-        viewer = Viewer(kind, copy.copy(user), nav)
+        viewer = Viewer(kind, copy.copy(user), nav, state)
         with self.lock:
             self.entries[user_id] = (versions, viewer)
             while len(self.entries) > self.MAX:
@@ -209,22 +253,41 @@ def forget_classes() -> None:
     _viewers.clear()
 
 
-def _page_versions(found: routes.Match, request, user_id: int) -> tuple[tuple, Viewer | None]:
-    """One read of every version a signed-in page may depend on: the versions its entry
-    is stored under, and the person viewing."""
-    scopes = (
+def _scopes(found: routes.Match, user_id: int) -> tuple[str, ...]:
+    return (
         found.scope,
         VIEWERS,
         viewer_scope(user_id),
         routes.owner_scope(user_id),
         routes.PRIVATE,
     )
-    catalogue, page, viewers, viewer, owner, private = page_cache.current_versions(*scopes)
+
+
+def _page_versions(
+    found: routes.Match, request, user_id: int
+) -> tuple[tuple, Viewer | None, tuple]:
+    """One read of every version a signed-in page may depend on: the versions its entry
+    is stored under, the person viewing, and every version read (to tell, after a
+    rendering, whether any moved meanwhile)."""
+    read = page_cache.current_versions(*_scopes(found, user_id))
+    catalogue, page, viewers, viewer, owner, private = read
     person = _viewers.get(request, user_id, (catalogue, viewers, viewer))
     if person is None:
-        return (), None
+        return (), None, read
     by_scope = {routes.owner_scope(user_id): owner, routes.PRIVATE: private}
-    return (catalogue, page, *(by_scope[scope] for scope in person.kind.scopes)), person
+    return (catalogue, page, *(by_scope[scope] for scope in person.kind.scopes)), person, read
+
+
+def _still_of_its_class(found: routes.Match, user_id: int, viewer: Viewer, read: tuple) -> bool:
+    """After a rendering: whether what it was rendered for still holds, so that the page
+    may be stored for the viewer's class. A person who owned nothing shares their class's
+    copy; if they made private work while the page rendered, the rendering may show it,
+    and it must not be stored for the others of the class. Asked twice: the versions (a
+    change lands in the cache just after its commit) and the database itself (for the
+    moment between)."""
+    if page_cache.current_versions(*_scopes(found, user_id)) != read:
+        return False
+    return user_state(user_id) == viewer.state
 
 
 def _bump_viewers(user_ids) -> None:
@@ -446,7 +509,7 @@ class ViewerPageMiddleware:
         started = time.perf_counter()
         try:
             page_cache.ensure_bounded()
-            versions, viewer = _page_versions(found, request, user_id)
+            versions, viewer, read = _page_versions(found, request, user_id)
             if viewer is None:
                 return self.get_response(request)
             key = f"{page_cache.canonicalize(request, found)}:viewer:{viewer.kind.name}"
@@ -470,7 +533,8 @@ class ViewerPageMiddleware:
         ]
         entry = _entry(versions, headers, parts)
         try:
-            page_cache._store(key, entry)
+            if _still_of_its_class(found, user_id, viewer, read):
+                page_cache._store(key, entry)
         except Exception:
             log.exception("viewer pages: could not store %s", request.path_info)
         return _respond(request, viewer, entry, "viewer-miss", started)

@@ -163,3 +163,80 @@ def test_not_while_messages_wait_nor_with_a_token_in_the_page(imported):
         "nav",
         "<!--/viewer:nav--><p>b</p>",
     ]
+
+
+# --- races and changes no signal sees --------------------------------------------------
+
+
+@pytest.fixture
+def creates_private_work_mid_render(monkeypatch):
+    """While alice's leaderboard renders, her first private experiment is made (as by a
+    request of hers beside it); ``bump_lands`` says whether its change of versions has
+    reached the cache before the page is stored (it lands just after a commit)."""
+    from webapp.results import leaderboard, views
+
+    made = {}
+
+    def arm(owner: User, *, bump_lands: bool):
+        original = leaderboard.leaderboard_entries
+
+        def entries(*, user, filters):
+            if user.pk == owner.pk and not made:
+                held = []
+                if not bump_lands:
+                    monkeypatch.setattr(page_cache, "bump", lambda scopes: held.append(scopes))
+                made["experiment"] = Experiment.objects.create(
+                    name="made-while-rendering", agent=agent_get_or_create("p", "q"), owner=owner
+                )
+                monkeypatch.setattr(page_cache, "bump", bump)
+                made["held"] = held
+            return original(user=user, filters=filters)
+
+        bump = page_cache.bump
+        monkeypatch.setattr(views, "leaderboard_entries", entries, raising=False)
+        monkeypatch.setattr(leaderboard, "leaderboard_entries", entries)
+        return made
+
+    return arm
+
+
+@pytest.mark.parametrize("bump_lands", [True, False])
+def test_private_work_made_while_a_page_renders_is_not_stored_for_others(
+    imported, creates_private_work_mid_render, bump_lands
+):
+    alice = User.objects.create_user("alice", password="pw-alice-123")
+    bob = User.objects.create_user("bob", password="pw-bob-123")
+    made = creates_private_work_mid_render(alice, bump_lands=bump_lands)
+    as_alice, as_bob = signed_in(alice), signed_in(bob)
+    page = as_alice.get("/")
+    assert made and b"made-while-rendering" in page.content  # hers, rendered for her
+    for _ in range(2):
+        assert b"made-while-rendering" not in as_bob.get("/").content
+    for scopes in made["held"]:  # the change reaches the cache late
+        page_cache.bump(scopes)
+    made["experiment"].delete()
+    assert b"made-while-rendering" not in as_bob.get("/").content
+    assert b"made-while-rendering" not in as_alice.get("/").content
+
+
+def test_a_bulk_deactivation_or_new_password_ends_the_cached_pages(imported):
+    """Bulk updates send no signal: a deactivated person, or one whose password changed,
+    is no longer served their pages (nor their private work) from the cache."""
+    from django.contrib.auth.hashers import make_password
+
+    for change in ({"is_active": False}, {"password": make_password("a-new-pw-123")}):
+        owner = User.objects.create_user("owner", password="pw-owner-123")
+        Experiment.objects.create(
+            name="private-of-owner", agent=agent_get_or_create("p", "q"), owner=owner
+        )
+        client = signed_in(owner)
+        assert b"private-of-owner" in client.get("/").content
+        assert state(client.get("/")) == "viewer-hit"
+        User.objects.filter(pk=owner.pk).update(**change)
+        page = client.get("/")
+        assert state(page) != "viewer-hit", change
+        assert b"private-of-owner" not in page.content, change
+        assert b"Sign out owner" not in page.content, change
+        assert client.get(f"/api/experiments/?owner={owner.pk}").status_code in (200, 401, 403)
+        Experiment.objects.filter(owner=owner).delete()
+        owner.delete()
