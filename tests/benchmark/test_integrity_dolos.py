@@ -181,6 +181,22 @@ def test_a_pairs_figure_does_not_depend_on_the_side_its_files_are_given_on(tmp_p
         _assert_as_dolos(backward[(ref, sub)], dolos[frozenset((sub, ref))])
 
 
+def test_one_folder_on_both_sides_gives_each_pair_once_as_dolos(tmp_path, capsys):
+    """``--references D --submissions D``: every two files of D once, never a file with
+    itself, the earlier name as the submission (Dolos' left file), the figure Dolos'."""
+    folder = tmp_path / "solutions"
+    folder.mkdir()
+    for name, text in SOLUTIONS.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    ours = _cli_pairs(capsys, folder, folder, "--max-fingerprint-percentage", "0.5")
+    dolos = _dolos_by_pair(0.5)
+    assert len(ours) == len(dolos) == len(SOLUTIONS) * (len(SOLUTIONS) - 1) // 2
+    for (sub, ref), match in ours.items():
+        pair = dolos[frozenset((sub, ref))]
+        assert (sub, ref) == (pair["left"], pair["right"])
+        _assert_as_dolos(match, pair)
+
+
 def test_the_pinned_dolos_still_takes_the_left_files_ignored_count_twice():
     """dolos-core 1.2.1's Pair takes the left file's number of ignored fingerprints for
     the right file too; ``winnowing.DOLOS_RIGHT_IGNORED_FROM_LEFT`` follows it. When a
