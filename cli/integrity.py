@@ -5,8 +5,12 @@ rule-violation checks on files (see ``benchmark.integrity``).
 ``--references`` (``.py``, ``.ipynb``, ``.R``) as Dolos does and prints the pairs at or
 above ``--threshold``. ``--max-fingerprint-percentage`` and ``--ignore`` are Dolos' ``-M``
 and ``-i``: fingerprints in more than that fraction of all the files compared (both
-folders), and those of a template file, are ignored. ``integrity`` prints the findings of
-the rule-violation detectors on a run folder (its ``code/`` and ``logs/``).
+folders), and those of a template file, are ignored. The figures are those of Dolos given
+every file in name order (with these options Dolos' figure for a pair depends on which of
+its two files it was given first), so they do not depend on which folder a file is in; a
+file in both folders is one file: it is not paired with itself, and a pair of two such
+files is printed once. ``integrity`` prints the findings of the rule-violation detectors
+on a run folder (its ``code/`` and ``logs/``).
 
 Exit codes: 0 (also when something was found: the output says what), 2 a usage problem.
 """
@@ -63,19 +67,21 @@ def register(subparsers) -> None:
     check.set_defaults(handler=cmd_integrity)
 
 
-def _code_files(root: Path) -> dict[str, str]:
+def _code_files(root: Path) -> tuple[dict[str, str], dict[str, Path]]:
+    """The code files under ``root`` by name (their path under it): their texts, and
+    the files they are (resolved paths), to tell a file given on both sides."""
     if not root.is_dir():
         raise CommandError(f"{root} is not a folder")
-    files = {}
+    files, where = {}, {}
     for path in sorted(root.rglob("*")):
         if path.is_file() and path.suffix.lower() in CODE_SUFFIXES:
+            name = path.relative_to(root).as_posix()
             try:
-                files[path.relative_to(root).as_posix()] = path.read_text(
-                    encoding="utf-8", errors="replace"
-                )
+                files[name] = path.read_text(encoding="utf-8", errors="replace")
             except OSError as error:
                 raise CommandError(f"cannot read {path}: {error.strerror}") from None
-    return files
+            where[name] = path.resolve()
+    return files, where
 
 
 def _template(path: Path | None) -> dict[str, str]:
@@ -89,8 +95,9 @@ def _template(path: Path | None) -> dict[str, str]:
         raise CommandError(f"cannot read {path}: {error.strerror}") from None
 
 
-def _ignored(args, submissions: dict[str, str], references: dict[str, str]) -> frozenset[int]:
-    """The hashes Dolos would ignore with ``-M`` over every file compared and ``-i``."""
+def _ignored(args, files: list[tuple[str, str]]) -> frozenset[int]:
+    """The hashes Dolos would ignore with ``-M`` over ``files`` (every file compared,
+    each once) and ``-i``."""
     from benchmark.integrity.common_code import (
         FingerprintShareRefused,
         check_fraction,
@@ -99,7 +106,6 @@ def _ignored(args, submissions: dict[str, str], references: dict[str, str]) -> f
     from benchmark.integrity.winnowing import file_fingerprints
 
     fraction = args.max_fingerprint_percentage
-    files = [*submissions.items(), *references.items()]
     if fraction is not None:
         try:
             check_fraction(fraction)
@@ -121,10 +127,30 @@ def cmd_similarity(args: argparse.Namespace) -> int:
 
     if not 0.0 <= args.threshold <= 1.0:
         raise CommandError("--threshold must be between 0 and 1")
-    references = _code_files(args.references)
-    submissions = _code_files(args.submissions)
-    ignored = _ignored(args, submissions, references)
-    matches = compare_corpus(submissions, references, threshold=args.threshold, ignored=ignored)
+    references, ref_files = _code_files(args.references)
+    submissions, sub_files = _code_files(args.submissions)
+    as_submission = {path: name for name, path in sub_files.items()}
+    # Dolos' order: every file by name (a submission before a reference of the same
+    # name), a file on both sides by its submission's name
+    ref_order = {name: as_submission.get(path, name) for name, path in ref_files.items()}
+    both_sides = set(as_submission) & set(ref_files.values())
+
+    def left(sub: str, ref: str) -> bool:
+        return sub <= ref_order[ref]
+
+    def keep(sub: str, ref: str) -> bool:
+        if sub_files[sub] == ref_files[ref]:
+            return False  # a file with itself
+        # two files on both sides come as (a, b) and (b, a): once, Dolos' way round
+        return not {sub_files[sub], ref_files[ref]} <= both_sides or left(sub, ref)
+
+    distinct = {sub_files[name]: (name, text) for name, text in submissions.items()}
+    for name, text in references.items():
+        distinct.setdefault(ref_files[name], (name, text))
+    ignored = _ignored(args, list(distinct.values()))
+    matches = compare_corpus(
+        submissions, references, args.threshold, ignored=ignored, left=left, keep=keep
+    )
     if args.format == "json":
         print(json.dumps([m.as_dict() for m in matches], indent=2))
         return 0

@@ -30,7 +30,10 @@ read from Dolos' own source (``dolos-lib`` 3.5.1 / ``dolos-core`` 1.2.1):
   1.2.1 (which the pinned ``dolos-lib`` 3.5.1 runs) takes the *left* file's count for the
   right one too (``rightIgnored = leftEntry.ignored.size``; fixed upstream later, commit
   424d427, not released): figures follow the release, so that they agree with the Dolos
-  people run, and the left file is the submission (``DOLOS_RIGHT_IGNORED_FROM_LEFT``).
+  people run (``DOLOS_RIGHT_IGNORED_FROM_LEFT``). Dolos' left file is the one it was
+  given first, so a pair's figure depends on that order and must not on which side a
+  file is given here: the comparisons take it as an argument (``left``), by default
+  every file in name order (``name_order``).
 * **Fragments** (``Pair.buildFragments``): paired occurrences of shared fingerprints
   chained when both k-gram indexes advance by one; fragments contained in another on
   both sides are dropped; each is reported as line ranges (1-based, inclusive).
@@ -48,7 +51,7 @@ import json
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -716,17 +719,26 @@ def _kept(fp: Fingerprints, ignored) -> tuple[list[int], list[int], int]:
     return [h for h, _ in kept], [c for _, c in kept], len(hashes) - len(kept)
 
 
+def name_order(sub_name: str, ref_name: str) -> bool:
+    """Whether the submission is Dolos' left file of the pair when Dolos is given every
+    file in name order, a submission before a reference of the same name."""
+    return sub_name <= ref_name
+
+
 def _scored_pairs(
     submissions: dict[str, str],
     references: dict[str, str],
     language: str | None,
     ignored=None,
-) -> Iterator[tuple[str, str, float, Fingerprints, Fingerprints]]:
-    """Every (submission, reference) pair of one language with its similarity, the
-    hashes of ``ignored`` (``ignored_array``) set aside as Dolos does. The references'
-    distinct hashes are indexed once, sorted with their reference and count, so a
-    submission costs one sorted look-up of its distinct hashes (numpy) and a sum of the
-    matches per reference."""
+    left: Callable[[str, str], bool] = name_order,
+    keep: Callable[[str, str], bool] | None = None,
+) -> Iterator[tuple[str, str, float, Fingerprints, Fingerprints, bool]]:
+    """Every (submission, reference) pair of one language that ``keep`` keeps, with its
+    similarity and whether the submission is Dolos' left file (``left``), the hashes of
+    ``ignored`` (``ignored_array``) set aside as Dolos does. The references' distinct
+    hashes are indexed once, sorted with their reference and count, so a submission
+    costs one sorted look-up of its distinct hashes (numpy) and a sum of the matches per
+    reference."""
     import numpy as np
 
     refs: dict[str, tuple[Fingerprints, str]] = {}
@@ -764,12 +776,23 @@ def _scored_pairs(
         )
         covered = covered.astype(np.int64).tolist()  # sums of small integers: exact
         for position, (ref_name, (ref, ref_language)) in enumerate(refs.items()):
-            if ref_language != sub_language:
+            if ref_language != sub_language or (keep is not None and not keep(sub_name, ref_name)):
                 continue
-            ref_dropped = sub_dropped if DOLOS_RIGHT_IGNORED_FROM_LEFT else ref_ignored[position]
-            total = sub.total + ref_list[position][0].total - sub_dropped - ref_dropped
+            sub_left = left(sub_name, ref_name)
+            dropped = sub_dropped + ref_ignored[position]
+            if DOLOS_RIGHT_IGNORED_FROM_LEFT:  # the left file's count, taken twice
+                dropped = 2 * (sub_dropped if sub_left else ref_ignored[position])
+            total = sub.total + ref.total - dropped
             score = covered[position] / total if total > 0 else 0.0
-            yield sub_name, ref_name, score, sub, ref
+            yield sub_name, ref_name, score, sub, ref, sub_left
+
+
+def _pair_fragments(sub: Fingerprints, ref: Fingerprints, ignored, sub_left: bool):
+    """The pair's fragments as Dolos builds them from its left file (which ones a
+    contained fragment is dropped from depends on the side), sub's lines first."""
+    if sub_left:
+        return fragments(sub, ref, ignored)
+    return [Fragment(f.b_lines, f.a_lines, f.kgrams) for f in fragments(ref, sub, ignored)]
 
 
 def compare_corpus(
@@ -778,17 +801,24 @@ def compare_corpus(
     threshold: float = 0.6,
     language: str | None = None,
     ignored=None,
+    *,
+    left: Callable[[str, str], bool] = name_order,
+    keep: Callable[[str, str], bool] | None = None,
 ) -> list[CorpusMatch]:
     """Every (submission, reference) pair whose similarity is at least ``threshold``,
     highest first, with fragments. ``language`` None: each file's from its extension
     (``.py``, ``.ipynb``, ``.R``); files of other kinds are skipped. Only files of one
     language are paired. Hashes in ``ignored`` (any collection of ints) are set aside as
-    Dolos sets aside the fingerprints it ignores."""
+    Dolos sets aside the fingerprints it ignores; then the figure depends on which file
+    Dolos was given first (see the module's doc): ``left(submission, reference)`` says
+    whether it was the submission, by default the earlier name (``name_order``), so that
+    a pair's figure does not depend on which side each file is given on. ``keep``, when
+    given, says which pairs to compare (e.g. each once when the sides share files)."""
     ignored = ignored_array(ignored)
     matches = [
-        CorpusMatch(sub_name, ref_name, score, fragments(sub, ref, ignored))
-        for sub_name, ref_name, score, sub, ref in _scored_pairs(
-            submissions, references, language, ignored
+        CorpusMatch(sub_name, ref_name, score, _pair_fragments(sub, ref, ignored, sub_left))
+        for sub_name, ref_name, score, sub, ref, sub_left in _scored_pairs(
+            submissions, references, language, ignored, left, keep
         )
         if score >= threshold
     ]
@@ -801,19 +831,21 @@ def best_match(
     references: dict[str, str],
     language: str | None = None,
     ignored=None,
+    *,
+    left: Callable[[str, str], bool] = name_order,
 ) -> CorpusMatch | None:
     """The most similar (submission, reference) pair, however low, with its fragments
     (computed for that pair only); None when no pair of one language exists. Ties go
-    to the first names in order. ``ignored`` as in ``compare_corpus``."""
+    to the first names in order. ``ignored`` and ``left`` as in ``compare_corpus``."""
     ignored = ignored_array(ignored)
     best = None
-    for sub_name, ref_name, score, sub, ref in _scored_pairs(
-        submissions, references, language, ignored
+    for sub_name, ref_name, score, sub, ref, sub_left in _scored_pairs(
+        submissions, references, language, ignored, left
     ):
         key = (-score, sub_name, ref_name)
         if best is None or key < best[0]:
-            best = (key, sub_name, ref_name, score, sub, ref)
+            best = (key, sub_name, ref_name, score, sub, ref, sub_left)
     if best is None:
         return None
-    _, sub_name, ref_name, score, sub, ref = best
-    return CorpusMatch(sub_name, ref_name, score, fragments(sub, ref, ignored))
+    _, sub_name, ref_name, score, sub, ref, sub_left = best
+    return CorpusMatch(sub_name, ref_name, score, _pair_fragments(sub, ref, ignored, sub_left))

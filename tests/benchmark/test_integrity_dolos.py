@@ -142,6 +142,61 @@ def test_an_ignored_template_agrees_with_dolos(tmp_path, capsys):
     assert worst <= TOLERANCE
 
 
+def _dolos_by_pair(fraction: float) -> dict[frozenset, dict]:
+    """Dolos' pairs of the whole scaffold corpus given in name order, by their two names."""
+    files = [{"path": n, "text": SOLUTIONS[n]} for n in sorted(SOLUTIONS)]
+    answer = _dolos({"corpora": [{"files": files, "maxFingerprintPercentage": fraction}]})
+    return {frozenset((p["left"], p["right"])): p for p in answer["corpora"][0]}
+
+
+def _assert_as_dolos(match: dict, pair: dict) -> None:
+    """One pair of the command as Dolos' pair of the same files, whichever side of the
+    command Dolos' left file was on (the fragments' sides follow the command's)."""
+    assert abs(match["similarity"] - pair["similarity"]) <= TOLERANCE, (pair, match)
+    ours = [(f["a_lines"], f["b_lines"]) for f in match["fragments"]]
+    if pair["left"] != match["submission"]:
+        ours = [(b, a) for a, b in ours]
+    assert sorted(ours) == sorted((f["a"], f["b"]) for f in pair["fragments"]), pair
+
+
+def test_a_pairs_figure_does_not_depend_on_the_side_its_files_are_given_on(tmp_path, capsys):
+    """With fingerprints ignored, Dolos' figure for a pair depends on which file it was
+    given first; the command's must not depend on which folder holds which file. The
+    corpus split in two (every other name), compared both ways round: every pair as
+    Dolos gives it for all the files in name order, each way."""
+    names = sorted(SOLUTIONS)
+    one, two = tmp_path / "one", tmp_path / "two"
+    for folder, chosen in ((one, names[::2]), (two, names[1::2])):
+        folder.mkdir()
+        for name in chosen:
+            (folder / name).write_text(SOLUTIONS[name], encoding="utf-8")
+    option = ("--max-fingerprint-percentage", "0.5")
+    forward = _cli_pairs(capsys, one, two, *option)
+    backward = _cli_pairs(capsys, two, one, *option)
+    dolos = _dolos_by_pair(0.5)
+    assert len(forward) == len(backward) == len(names[::2]) * len(names[1::2])
+    for (sub, ref), match in forward.items():
+        assert backward[(ref, sub)]["similarity"] == match["similarity"]
+        _assert_as_dolos(match, dolos[frozenset((sub, ref))])
+        _assert_as_dolos(backward[(ref, sub)], dolos[frozenset((sub, ref))])
+
+
+def test_one_folder_on_both_sides_gives_each_pair_once_as_dolos(tmp_path, capsys):
+    """``--references D --submissions D``: every two files of D once, never a file with
+    itself, the earlier name as the submission (Dolos' left file), the figure Dolos'."""
+    folder = tmp_path / "solutions"
+    folder.mkdir()
+    for name, text in SOLUTIONS.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    ours = _cli_pairs(capsys, folder, folder, "--max-fingerprint-percentage", "0.5")
+    dolos = _dolos_by_pair(0.5)
+    assert len(ours) == len(dolos) == len(SOLUTIONS) * (len(SOLUTIONS) - 1) // 2
+    for (sub, ref), match in ours.items():
+        pair = dolos[frozenset((sub, ref))]
+        assert (sub, ref) == (pair["left"], pair["right"])
+        _assert_as_dolos(match, pair)
+
+
 def test_the_pinned_dolos_still_takes_the_left_files_ignored_count_twice():
     """dolos-core 1.2.1's Pair takes the left file's number of ignored fingerprints for
     the right file too; ``winnowing.DOLOS_RIGHT_IGNORED_FROM_LEFT`` follows it. When a

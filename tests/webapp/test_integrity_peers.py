@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from benchmark.integrity.common_code import template_fingerprints
+from benchmark.integrity.winnowing import best_match
 from tests.benchmark.integrity_corpus import renamed
 from tests.benchmark.scaffold_corpus import SOLUTIONS, TEMPLATE
 from tests.webapp.test_integrity import COMPETITION, graded_upload
@@ -165,3 +167,27 @@ def test_a_bad_template_is_refused_with_why(django_user_model, fields, message):
     )
     assert response.status_code == 200 and message in response.content.decode()
     assert not ScaffoldTemplate.objects.exists()
+
+
+def test_both_runs_of_a_pair_get_one_peer_figure(django_user_model):
+    """With fingerprints set aside (here the scaffold's template), Dolos' figure for a
+    pair depends on which file it was given first. Each run's check compared its own
+    file as the first one, so the two runs of a pair got different figures (0.270 and
+    0.353 for these two); both now take the older run's file first."""
+    first, second = owners(django_user_model, 2)
+    older = graded_upload(first, {COMPETITION: SOLUTIONS["leaf-classification.py"]})[0]
+    newer = graded_upload(second, {COMPETITION: SOLUTIONS["playground-s3e11.py"]})[0]
+    ScaffoldTemplate.objects.create(
+        scaffold=Scaffold.objects.get(name="tester"), path="skeleton.py", text=TEMPLATE
+    )
+    ignored = template_fingerprints({"skeleton.py": TEMPLATE})
+    files = (
+        {"a.py": SOLUTIONS["leaf-classification.py"]},
+        {"b.py": SOLUTIONS["playground-s3e11.py"]},
+    )
+    expected = best_match(*files, ignored=ignored, left=lambda sub, ref: True).similarity
+    assert expected != best_match(*files, ignored=ignored, left=lambda sub, ref: False).similarity
+    for run, peer in ((older, newer), (newer, older)):
+        check = services.run_check(run.pk)
+        assert check.peer_run_id == peer.pk and check.peer_filter["template_fingerprints"] > 0
+        assert check.peer_similarity == pytest.approx(expected)

@@ -270,13 +270,18 @@ def _templates(scaffold_ids) -> dict[int, frozenset[int]]:
     return {sid: template_fingerprints(files) for sid, files in by_scaffold.items()}
 
 
+def _always(submission_first: bool):
+    """``best_match``'s order when all of one side's files are given to Dolos first."""
+    return lambda submission, reference: submission_first
+
+
 def _best_peer(run: Run, code: dict[str, str]) -> tuple[tuple[Run, CorpusMatch] | None, dict]:
     """The other owner's run most similar to ``code``, and what was set aside: code in
     more than ``MLEBOARD_PEER_MAX_FINGERPRINT_PERCENTAGE`` of the owners with runs on the
     competition (one document per owner, so one owner's seeds count once and a copy
     repeated over seeds cannot make itself look common; not applied while fewer owners
     than it takes to keep what two of them share), and the templates of both runs'
-    scaffolds."""
+    scaffolds. A pair's figure is Dolos' with the older run's files given first."""
     runs = _competition_runs(run)
     mine = _owner_key(run)
     documents: dict[tuple[str, int], list] = {mine: []}
@@ -296,7 +301,10 @@ def _best_peer(run: Run, code: dict[str, str]) -> tuple[tuple[Run, CorpusMatch] 
             continue
         ignored = shared.ignored | own_template
         ignored |= templates.get(other.experiment.agent.scaffold_id, frozenset())
-        match = best_match(code, theirs, ignored=ignored)
+        # With fingerprints ignored, Dolos' figure depends on which file it is given
+        # first: the older run's, so that both runs' checks give the pair one figure.
+        left = _always(run.pk < other.pk)
+        match = best_match(code, theirs, ignored=ignored, left=left)
         if match is not None and (best is None or match.similarity > best[1].similarity):
             best = (other, match)
     used = own_template | (
