@@ -10,6 +10,9 @@ imported reports (``perf/load_bench.py``'s data) so the public pages have figure
    Prints the Redis's ``used_memory``, keys and evictions before and after. Then
    ``--searches`` distinct *valid* addresses (``/competitions/?q=...``, each a page of its
    own): the memory must stay under ``maxmemory``, least recently used pages evicted.
+   Then ``--since`` (5,000) distinct ``?since=`` days on ``/`` and ``/api/leaderboard/``,
+   anonymous and signed in (a session, as a browser has): prints each web process's
+   resident memory (RSS) and the Redis's keys before and after.
 2. Scoping. ``--uploads`` (8) private uploads of 4 runs each are sent and graded while
    ``--clients`` (20) clients ask for ``/``; prints ``/``'s p50 and p99 at rest and during
    the grading, and how many times a public page's content version changed (Redis keyspace
@@ -17,7 +20,8 @@ imported reports (``perf/load_bench.py``'s data) so the public pages have figure
 
     .venv/bin/python perf/page_cache_bench.py [--backend embedded|pg-redis]
         [--database-url postgresql://postgres@127.0.0.1:5432/mleboard_cache_bench]
-        [--urls 10000] [--searches 2000] [--uploads 8] [--cache-max-bytes 16m]
+        [--urls 10000] [--searches 2000] [--since 5000] [--uploads 8]
+        [--cache-max-bytes 16m]
 
 Every process it starts is stopped on exit, and its var dir removed (``--keep`` keeps it);
 the database named by ``--database-url``
@@ -26,7 +30,9 @@ the database named by ``--database-url``
 
 import argparse
 import asyncio
+import datetime as dt
 import http.client
+import os
 import random
 import shutil
 import sys
@@ -71,10 +77,13 @@ def junk_address(i: int, rng: random.Random) -> tuple[str, str]:
     return f"{path}?{'&'.join(params)}", ACCEPTS[i % len(ACCEPTS)]
 
 
-def get(port: int, path: str, accept: str = "*/*") -> tuple[int, str]:
+def get(port: int, path: str, accept: str = "*/*", cookie: str = "") -> tuple[int, str]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    headers = {"Accept": accept, "Accept-Encoding": "gzip"}
+    if cookie:
+        headers["Cookie"] = cookie
     try:
-        conn.request("GET", path, headers={"Accept": accept, "Accept-Encoding": "gzip"})
+        conn.request("GET", path, headers=headers)
         response = conn.getresponse()
         response.read()
         return response.status, response.getheader("X-Page-Cache") or "-"
@@ -82,7 +91,7 @@ def get(port: int, path: str, accept: str = "*/*") -> tuple[int, str]:
         conn.close()
 
 
-def many(port: int, addresses: list[tuple[str, str]], threads: int = 8) -> dict[str, int]:
+def many(port: int, addresses: list[tuple], threads: int = 8) -> dict[str, int]:
     """GET every address (``threads`` at once); counts of the answers' cache states."""
     states: dict[str, int] = {}
     lock = threading.Lock()
@@ -96,6 +105,68 @@ def many(port: int, addresses: list[tuple[str, str]], threads: int = 8) -> dict[
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(one, addresses))
     return states
+
+
+def sign_in(port: int, manage, name: str = "since-bench") -> str:
+    """A session cookie for a person made here (through the sign-in form, CSRF and all)."""
+    manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth import get_user_model\n"
+        f"get_user_model().objects.create_user({name!r}, password='pw-since-bench-1')",
+    )
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request("GET", "/accounts/login/")
+    response = conn.getresponse()
+    body = response.read().decode()
+    csrf = response.getheader("Set-Cookie").split("csrftoken=", 1)[1].split(";", 1)[0]
+    token = body.split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
+    form = f"csrfmiddlewaretoken={token}&username={name}&password=pw-since-bench-1"
+    conn.request(
+        "POST",
+        "/accounts/login/",
+        body=form,
+        headers={
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Cookie": f"csrftoken={csrf}",
+            "Referer": f"http://127.0.0.1:{port}/accounts/login/",
+        },
+    )
+    response = conn.getresponse()
+    response.read()
+    cookies = response.getheader("Set-Cookie") or ""
+    if "sessionid=" not in cookies:
+        raise RuntimeError(f"could not sign in: {response.status}")
+    session = cookies.split("sessionid=", 1)[1].split(";", 1)[0]
+    return f"sessionid={session}"
+
+
+def web_rss_mb(pgid: int) -> list[float]:
+    """The resident memory of each gunicorn worker of process group ``pgid`` (MB)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not (proc.name.isascii() and proc.name.isdigit()):
+            continue
+        try:
+            if os.getpgid(int(proc.name)) != pgid:
+                continue
+            status = (proc / "status").read_text()
+            if int(status.split("PPid:", 1)[1].split()[0]) == pgid:  # a worker, not the master
+                rss = int(status.split("VmRSS:", 1)[1].split()[0])
+                found.append(rss / 1024)
+        except (OSError, IndexError, ValueError):
+            continue
+    return sorted(found)
+
+
+def since_addresses(n: int, cookie: str) -> list[tuple[str, str, str]]:
+    start = dt.date(1990, 1, 1)
+    out = []
+    for i in range(n):
+        day = (start + dt.timedelta(days=i * 3)).isoformat()
+        path = "/" if i % 2 else "/api/leaderboard/"
+        out.append((f"{path}?since={day}", "*/*", cookie if i % 4 < 2 else ""))
+    return out
 
 
 def redis_memory(client) -> dict:
@@ -160,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--experiments", type=int, default=30)
     parser.add_argument("--urls", type=int, default=10_000)
     parser.add_argument("--searches", type=int, default=2_000)
+    parser.add_argument("--since", type=int, default=5_000)
     parser.add_argument("--uploads", type=int, default=8)
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=10, help="`/` at rest")
@@ -240,6 +312,21 @@ def main(argv: list[str] | None = None) -> int:
         show(f"after {args.searches} distinct searches", searched := redis_memory(client))
         print(f"  answers {states} in {time.perf_counter() - started:.0f} s")
         bounded = searched["used_memory_mb"] <= searched["maxmemory_mb"]
+
+        cookie = sign_in(port, site.manage)
+        pgid = site.web.popen.pid
+        many(port, [("/", "*/*", cookie), ("/api/leaderboard/", "*/*", "")])
+        rss_before, keys_before = web_rss_mb(pgid), client.dbsize()
+        started = time.perf_counter()
+        states = many(port, since_addresses(args.since, cookie))
+        rss_after, keys_after = web_rss_mb(pgid), client.dbsize()
+        print(
+            f"  after {args.since} distinct ?since= days (half signed in) in "
+            f"{time.perf_counter() - started:.0f} s: answers {states}\n"
+            f"  web workers' RSS {', '.join(f'{m:.0f}' for m in rss_before)} MB -> "
+            f"{', '.join(f'{m:.0f}' for m in rss_after)} MB; Redis keys "
+            f"{keys_before} -> {keys_after}"
+        )
 
         print(f"\n2. `/` while {args.uploads} private uploads are graded", flush=True)
         paths = ["/"]

@@ -36,6 +36,8 @@ the cache holds is served even if a change made it stale (``X-Page-Cache: stale`
 than a 503. Off with ``MLEBOARD_PAGE_CACHE=0``.
 """
 
+import bisect
+import datetime as dt
 import functools
 import gzip
 import hashlib
@@ -66,6 +68,13 @@ MAX_BODY_BYTES = 4 * 1024**2
 # Each process's copies of recent pages (see _Recent): in front of Redis, or the whole
 # cache when there is no Redis for pages.
 RECENT_MAX_BYTES = 64 * 1024**2
+# Variants of one address (its query parameters; for signed-in pages, per class of
+# viewers) kept at once, here and in the pages' Redis: past it the least recently stored
+# goes, so a client making up parameter values by the thousand keeps at most this many
+# copies of one page, not the whole cache.
+VARIANTS_MAX = 64
+# What a stored copy costs beyond its bytes (its key, tuple, headers and bookkeeping).
+ENTRY_OVERHEAD_BYTES = 1024
 # Not stored with a response: they describe one rendering, not the content.
 _SKIPPED_HEADERS = {
     "server-timing",
@@ -250,53 +259,71 @@ class _Recent:
     """This process's copies of the pages it served lately: in front of the pages' Redis
     (a hit then costs one small read, the versions, instead of moving the whole page out
     of Redis), or the whole cache without one. A copy counts only under the current
-    versions, so it is never staler than Redis. Bounded in bytes, least recently used out
-    first."""
+    versions, so it is never staler than Redis. Bounded in bytes and in variants of one
+    address (``VARIANTS_MAX``), least recently used out first."""
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, variants_max: int = VARIANTS_MAX) -> None:
         self.max_bytes = max_bytes
-        self.entries: OrderedDict[str, tuple] = OrderedDict()
+        self.variants_max = variants_max
+        self.entries: OrderedDict[str, tuple[tuple, str]] = OrderedDict()
+        self.groups: dict[str, OrderedDict[str, None]] = {}
         self.size = 0
         self.lock = threading.Lock()
 
     def get(self, key: str, versions: tuple) -> tuple | None:
         with self.lock:
-            entry = self.entries.get(key)
-            if entry is None or entry[0] != versions:
+            found = self.entries.get(key)
+            if found is None or found[0][0] != versions:
                 return None
             self.entries.move_to_end(key)
-            return entry
+            self.groups[found[1]].move_to_end(key)
+            return found[0]
 
     def peek(self, key: str) -> tuple | None:
         """The copy whatever its versions (a stale page, for when the database is away)."""
         with self.lock:
-            return self.entries.get(key)
+            found = self.entries.get(key)
+            return found[0] if found else None
 
-    def put(self, key: str, entry: tuple) -> None:
+    def put(self, key: str, entry: tuple, group: str) -> None:
         size = _size(entry)
         if size > self.max_bytes // 8:
             return
         with self.lock:
-            old = self.entries.pop(key, None)
-            if old is not None:
-                self.size -= _size(old)
-            self.entries[key] = entry
+            self._drop(key)
+            self.entries[key] = (entry, group)
+            self.groups.setdefault(group, OrderedDict())[key] = None
             self.size += size
+            variants = self.groups[group]
+            while len(variants) > self.variants_max:
+                self._drop(next(iter(variants)))
             while self.size > self.max_bytes:
-                _, dropped = self.entries.popitem(last=False)
-                self.size -= _size(dropped)
+                self._drop(next(iter(self.entries)))
+
+    def _drop(self, key: str) -> None:
+        found = self.entries.pop(key, None)
+        if found is None:
+            return
+        entry, group = found
+        self.size -= _size(entry)
+        variants = self.groups[group]
+        del variants[key]
+        if not variants:
+            del self.groups[group]
 
     def clear(self) -> None:
         with self.lock:
             self.entries.clear()
+            self.groups.clear()
             self.size = 0
 
 
 def _size(entry: tuple) -> int:
     content, extra = entry[3], entry[4]
+    headers = sum(len(name) + len(value) for name, value in entry[2])
     if isinstance(content, tuple):  # a signed-in page's parts, with their size
-        return extra
-    return len(content) + len(extra or b"")
+        return extra + headers + ENTRY_OVERHEAD_BYTES
+    return len(content) + len(extra or b"") + headers + ENTRY_OVERHEAD_BYTES
 
 
 _recent = _Recent(RECENT_MAX_BYTES)
@@ -312,12 +339,12 @@ def clear() -> None:
         _pages().clear()
 
 
-def _lookup(key: str, scopes: tuple[str, ...]) -> tuple[tuple, tuple | None]:
+def _lookup(key: str, scopes: tuple[str, ...], group: str) -> tuple[tuple, tuple | None]:
     """The current versions and the stored entry for ``key`` (of any versions: the
     caller compares)."""
     ensure_bounded()
     versions = current_versions(*scopes)
-    return versions, _stored(key, versions)
+    return versions, _stored(key, versions, group)
 
 
 def bump(scopes: Iterable[str]) -> None:
@@ -325,14 +352,14 @@ def bump(scopes: Iterable[str]) -> None:
     _bump([_SCOPE_VERSION_KEY.format(scope) for scope in scopes])
 
 
-def _stored(key: str, versions: tuple) -> tuple | None:
+def _stored(key: str, versions: tuple, group: str) -> tuple | None:
     """The entry stored for ``key``: this process's copy under ``versions``, else the
     shared one (copied here when it is of ``versions``), else a stale copy, else None."""
     entry = _recent.get(key, versions)
     if entry is None and _shared():
         entry = _pages().get(key)
         if _valid(entry) and entry[0] == versions:
-            _recent.put(key, entry)
+            _recent.put(key, entry, group)
     if entry is None:
         entry = _recent.peek(key)
     return entry if _valid(entry) else None
@@ -343,10 +370,30 @@ def _valid(entry) -> bool:
     return isinstance(entry, tuple) and len(entry) == 5 and isinstance(entry[0], tuple)
 
 
-def _store(key: str, entry: tuple) -> None:
+def _store(key: str, entry: tuple, group: str) -> None:
+    """Keep ``entry`` under ``key``, one of the variants of ``group`` (an address, and for
+    signed-in pages the class of viewers): with the pages' Redis, the group's newest
+    ``VARIANTS_MAX`` are kept there too (a sorted set of its keys by time)."""
     if _shared():
-        _pages().set(key, entry)
-    _recent.put(key, entry)
+        pages = _pages()
+        pages.set(key, entry)
+        client = pages._cache.get_client(write=True)
+        index = pages.make_key(f"mleboard:variants:{_digest(group)}")
+        pipe = client.pipeline()
+        pipe.zadd(index, {key: time.time()})
+        pipe.zcard(index)
+        pipe.expire(index, 24 * 3600)
+        _, count, _ = pipe.execute()
+        if count > VARIANTS_MAX:
+            dropped = client.zpopmin(index, count - VARIANTS_MAX)
+            names = [name.decode() if isinstance(name, bytes) else name for name, _ in dropped]
+            if names:
+                client.delete(*(pages.make_key(name) for name in names))
+    _recent.put(key, entry, group)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 # --- Which requests -----------------------------------------------------------------------
@@ -387,10 +434,81 @@ def static_release() -> str:
     return hashlib.blake2b(repr(names).encode(), digest_size=8).hexdigest()
 
 
+class _ResultDates:
+    """The sorted dates of every experiment (its ``date``, else the day it was made, as
+    ``LeaderboardFilters`` reads them), public and private, kept under the versions they
+    were read in."""
+
+    def __init__(self) -> None:
+        self.found: tuple[tuple, list[dt.date]] | None = None
+        self.lock = threading.Lock()
+
+    def get(self) -> list[dt.date]:
+        from webapp.results.models import Experiment
+
+        versions = current_versions(routes.LISTINGS, routes.PRIVATE)
+        with self.lock:
+            if self.found is not None and self.found[0] == versions:
+                return self.found[1]
+        dates = set()
+        for date, created_at in Experiment.objects.values_list("date", "created_at"):
+            dates.add(date or created_at.astimezone(dt.UTC).date())
+        found = sorted(dates)
+        with self.lock:
+            self.found = (versions, found)
+        return found
+
+
+_result_dates = _ResultDates()
+
+
+def canonical_dates(route: routes.Route, query) -> None:
+    """Replace ``query``'s date bounds (``route.dates``) by the one value of each that
+    gives the same page: a bound no result lies beyond is dropped (as one the view cannot
+    read), and one between two results' dates becomes the nearer of them that the filter
+    keeps, so ``?since=`` of every day before the first result is one address."""
+    wanted = {name: query[name] for name in route.dates if name in query}
+    if not wanted:
+        return
+    try:
+        dates = _result_dates.get()
+    except Exception:  # the database away: the bounds as given (the view reads them so)
+        log.warning("page cache: could not read the results' dates", exc_info=True)
+        return
+    query._mutable = True
+    for name, text in wanted.items():
+        try:
+            bound = dt.date.fromisoformat(text)
+        except ValueError:
+            del query[name]  # not a date: the view reads no bound
+            continue
+        canonical = _canonical_bound(name, bound, dates)
+        if canonical is None:
+            del query[name]
+        else:
+            query[name] = canonical.isoformat()
+    query._mutable = False
+
+
+def _canonical_bound(name: str, bound: dt.date, dates: list[dt.date]) -> dt.date | None:
+    """The bound that keeps the same results as ``bound``; None when it keeps them all."""
+    if name == "since":  # kept: date >= since
+        i = bisect.bisect_left(dates, bound)
+        if i == 0:
+            return None
+        return dates[i] if i < len(dates) else dates[-1] + dt.timedelta(days=1)
+    i = bisect.bisect_right(dates, bound)  # until, kept: date <= until
+    if i == len(dates):
+        return None
+    return dates[i - 1] if i > 0 else dates[0] - dt.timedelta(days=1)
+
+
 def canonicalize(request, found: routes.Match) -> str:
     """Keep only the parameters the route reads (in the request the view sees too, so the
     stored page is the page of its key) and return the key."""
     query = routes.canonical_query(found.route, request.GET)
+    if found.route.dates:
+        canonical_dates(found.route, query)
     request.GET = query
     request.META["QUERY_STRING"] = query.urlencode()
     parts = [
@@ -484,7 +602,7 @@ class PageCacheMiddleware:
         started = time.perf_counter()
         key = canonicalize(request, found)
         try:
-            versions, entry = _lookup(key, (found.scope,))
+            versions, entry = _lookup(key, (found.scope,), request.path_info)
         except Exception:
             log.exception("page cache: unavailable, rendering")
             return self.get_response(request)
@@ -509,7 +627,7 @@ class PageCacheMiddleware:
         )
         entry = (versions, _etag(content), headers, content, compressed)
         try:
-            _store(key, entry)
+            _store(key, entry, request.path_info)
         except Exception:
             log.exception("page cache: could not store %s", request.path_info)
         return _respond(request, entry, "miss", started)

@@ -33,6 +33,8 @@ _LEADERBOARD = (
     "source_available",
     "known_leakage",
 )
+# LeaderboardFilters' date bounds: results on or after ``since``, on or before ``until``.
+_DATES = ("since", "until")
 _COMPETITION_FILTERS = ("category", "complexity", "split", "q")
 # Django REST framework's format override (only ``json`` renders; others are a 404).
 _API = ("format",)
@@ -55,22 +57,29 @@ class Route:
     # LISTINGS, or EXPERIMENT: the pattern's group ``experiment`` names the experiment.
     scope: str
     api: bool
+    # Parameters that bound results by date (``since``: on or after, ``until``: on or
+    # before): two values between the same two results' dates give the same page, so the
+    # key holds one of them (``webapp.page_cache.canonical_dates``).
+    dates: frozenset[str] = frozenset()
 
 
-def _route(pattern: str, parameters: tuple[str, ...] = (), scope: str = LISTINGS) -> Route:
+def _route(
+    pattern: str, parameters: tuple[str, ...] = (), scope: str = LISTINGS, dates=()
+) -> Route:
     api = pattern.startswith("/api/")
     return Route(
         re.compile("^" + pattern + "$"),
         frozenset(parameters + (_API if api else ())),
         scope,
         api,
+        frozenset(dates),
     )
 
 
 _EXPERIMENT_ID = r"(?P<experiment>\d+)"
 
 ROUTES: tuple[Route, ...] = (
-    _route("/", _LEADERBOARD + ("format",)),  # format: the json/csv exports
+    _route("/", _LEADERBOARD + ("format",), dates=_DATES),  # format: the json/csv exports
     _route("/competitions/", _COMPETITION_FILTERS),
     _route("/competitions/[^/]+/"),
     _route(
@@ -80,7 +89,7 @@ ROUTES: tuple[Route, ...] = (
     ),
     _route(f"/experiments/{_EXPERIMENT_ID}/reports\\.(?:json|csv)", (), EXPERIMENT),
     _route("/compare/", ("experiments", "split", "clean", "familiarity_model")),
-    _route("/api/leaderboard/", _LEADERBOARD),
+    _route("/api/leaderboard/", _LEADERBOARD, dates=_DATES),
     _route("/api/compare/", ("experiments", "split", "clean")),
     _route("/api/competitions/", _COMPETITION_FILTERS),
     _route("/api/competitions/[^/]+/"),

@@ -181,14 +181,27 @@ _TOKEN_STAND_IN = "csrf-token-stand-in"
 class _Viewers:
     """This process's ``Viewer`` of each person, each valid while the versions it was
     made under stand (the catalogue's, every group's, the person's own, which any save of
-    their user row replaces: a new password, flags, deletion). Bounded, least recently
-    used out first."""
+    their user row replaces: a new password, flags, deletion). Bounded in count and in
+    the bytes of their navigations, least recently used out first."""
 
     MAX = 10_000
+    MAX_BYTES = 8 * 1024**2
 
     def __init__(self) -> None:
         self.entries: OrderedDict[int, tuple[tuple, Viewer]] = OrderedDict()
+        self.size = 0
         self.lock = threading.Lock()
+
+    def _put(self, user_id: int, versions: tuple, viewer: Viewer) -> None:
+        with self.lock:
+            old = self.entries.pop(user_id, None)
+            if old is not None:
+                self.size -= len(old[1].nav)
+            self.entries[user_id] = (versions, viewer)
+            self.size += len(viewer.nav)
+            while len(self.entries) > self.MAX or self.size > self.MAX_BYTES:
+                _, (_, dropped) = self.entries.popitem(last=False)
+                self.size -= len(dropped.nav)
 
     def get(self, request, user_id: int, versions: tuple) -> Viewer | None:
         """The viewer of ``request``'s session, or None when it signs nobody in. The
@@ -220,15 +233,13 @@ class _Viewers:
         user._perm_cache = set(kind.permissions)
         nav = get_template(TEMPLATES[NAV]).render({"csrf_token": _TOKEN_STAND_IN}, request)
         viewer = Viewer(kind, copy.copy(user), nav, state)
-        with self.lock:
-            self.entries[user_id] = (versions, viewer)
-            while len(self.entries) > self.MAX:
-                self.entries.popitem(last=False)
+        self._put(user_id, versions, viewer)
         return viewer
 
     def clear(self) -> None:
         with self.lock:
             self.entries.clear()
+            self.size = 0
 
 
 def _session_holds(request, user) -> bool:
@@ -513,7 +524,8 @@ class ViewerPageMiddleware:
             if viewer is None:
                 return self.get_response(request)
             key = f"{page_cache.canonicalize(request, found)}:viewer:{viewer.kind.name}"
-            entry = page_cache._stored(key, versions)
+            group = f"{request.path_info}:viewer:{viewer.kind.name}"
+            entry = page_cache._stored(key, versions, group)
         except Exception:
             log.exception("viewer pages: unavailable, rendering")
             return self.get_response(request)
@@ -534,7 +546,7 @@ class ViewerPageMiddleware:
         entry = _entry(versions, headers, parts)
         try:
             if _still_of_its_class(found, user_id, viewer, read):
-                page_cache._store(key, entry)
+                page_cache._store(key, entry, group)
         except Exception:
             log.exception("viewer pages: could not store %s", request.path_info)
         return _respond(request, viewer, entry, "viewer-miss", started)

@@ -120,6 +120,48 @@ class _Recording(QueryDict):
         return super().getlist(key, default)
 
 
+def test_date_bounds_that_keep_the_same_results_are_one_address(imported):
+    """?since= of any day before the first result (or a value the view cannot read) is the
+    page without it; two days between the same two results' dates are one page."""
+    import datetime as dt
+
+    early, late = dt.date(2024, 3, 1), dt.date(2024, 9, 1)
+    first, second = Experiment.objects.order_by("pk")
+    Experiment.objects.filter(pk=first.pk).update(date=early)
+    Experiment.objects.filter(pk=second.pk).update(date=late)
+    page_cache.changed()
+    client = Client()
+    plain = client.get("/")
+    assert state(plain) == "miss"
+    for since in ["1990-01-01", "2024-02-29", "2024-03-01", "not-a-date", "20240101", "²"]:
+        again = client.get(f"/?since={since}")
+        assert state(again) == "hit", since
+        assert again.content == plain.content, since
+    for path in ("/", "/api/leaderboard/"):
+        between = [f"{path}?since=2024-0{month}-15" for month in range(3, 9)]
+        assert state(client.get(between[0])) == "miss"
+        assert {state(client.get(address)) for address in between[1:]} == {"hit"}, path
+    kept = client.get("/api/leaderboard/?since=2024-04-02").json()["entries"]
+    assert [row["name"] for row in kept] == [second.name]
+    # Past the last result: every such day is one (empty) page.
+    assert state(client.get("/?until=2030-01-01")) == "hit"  # keeps every result: plain
+    assert state(client.get("/?since=2030-01-01")) == "miss"
+    assert state(client.get("/?since=2031-06-30")) == "hit"
+    assert state(client.get("/?until=2000-01-01")) == "miss"
+    assert state(client.get("/?until=2001-01-01")) == "hit"
+
+
+def test_an_address_keeps_a_bounded_number_of_variants(imported):
+    client = Client()
+    for i in range(page_cache.VARIANTS_MAX + 40):
+        assert client.get(f"/competitions/?q=search-{i}").status_code == 200
+    variants = page_cache._recent.groups["/competitions/"]
+    assert len(variants) == page_cache.VARIANTS_MAX
+    # The most recent are kept, the oldest went.
+    assert state(client.get(f"/competitions/?q=search-{page_cache.VARIANTS_MAX + 39}")) == "hit"
+    assert state(client.get("/competitions/?q=search-0")) == "miss"
+
+
 def test_every_parameter_a_public_view_reads_is_declared(imported, settings, monkeypatch):
     """A view that reads a parameter its route does not declare would lose it for
     anonymous visitors (the cache drops it): declare it in page_cache_routes.ROUTES."""
@@ -273,6 +315,16 @@ def test_the_site_bounds_the_pages_redis(imported, settings, private_redis, monk
     assert client.dbsize() >= 3
     page_cache._recent.clear()
     assert state(browser.get("/api/leaderboard/?utm=1")) == "hit"
+    # One address keeps at most VARIANTS_MAX copies there too.
+    before = client.dbsize()
+    for i in range(page_cache.VARIANTS_MAX + 30):
+        browser.get(f"/api/competitions/?q=search-{i}")
+    pages = [key for key in client.keys("*mleboard:page:*")]
+    assert len(pages) <= page_cache.VARIANTS_MAX + before
+    page_cache._recent.clear()
+    newest = f"/api/competitions/?q=search-{page_cache.VARIANTS_MAX + 29}"
+    assert state(browser.get(newest)) == "hit"
+    assert state(browser.get("/api/competitions/?q=search-0")) == "miss"
     settings.CACHES = without  # before this test's Redis stops
 
 
