@@ -31,6 +31,7 @@ import zlib
 from collections.abc import Sequence
 
 import numpy as np
+from scipy.stats import rankdata
 
 REPLICATES = 1000
 LEVEL = 0.95
@@ -100,18 +101,12 @@ def rank_ranges(replicates: np.ndarray, level: float = LEVEL) -> list[tuple[int,
     replicates holding ``level`` of them; a rank is 1 + the entries strictly ahead."""
     if replicates.ndim != 2 or not replicates.shape[0]:
         return []
-    entries, draws = replicates.shape
-    # Every replicate's column shifted apart (figures are 0-100), so one sorted array and
-    # one search count, for each entry in each replicate, the entries ahead of it.
-    shifted = replicates.astype(np.float64) + np.arange(draws)[None, :] * 1000.0
-    ordered = np.sort(shifted.ravel())
-    ahead = (np.arange(1, draws + 1)[None, :] * entries) - np.searchsorted(
-        ordered, shifted, side="right"
-    )
-    ranks = ahead + 1
-    tail = (1 - level) / 2 * 100
-    low = np.floor(np.percentile(ranks, tail, axis=1, method="lower"))
-    high = np.ceil(np.percentile(ranks, 100 - tail, axis=1, method="higher"))
+    # 1 + the entries strictly ahead: the lowest rank among equals, of the negated figures.
+    ranks = np.sort(rankdata(-replicates, method="min", axis=0), axis=1)
+    draws = ranks.shape[1]
+    tail = (1 - level) / 2
+    low = ranks[:, int(np.floor(tail * (draws - 1)))]
+    high = ranks[:, int(np.ceil((1 - tail) * (draws - 1)))]
     return [(int(a), int(b)) for a, b in zip(low, high, strict=True)]
 
 
