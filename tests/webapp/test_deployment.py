@@ -419,6 +419,9 @@ def test_compose_runs_each_process_as_make_run_does():
         if "runs-worker" in service.get("command", ""):
             assert "MLEBOARD_RUN_SLOTS" in service["environment"]
             assert "MLEBOARD_RUN_QUEUES" in service["environment"]
+            # The folders the host's engine mounts into a run's container are the host's.
+            assert service["environment"]["TMPDIR"] == "${MLEBOARD_HOST_DIR:-/srv/mleboard}/tmp"
+            assert 'mkdir -p "$$TMPDIR" && exec python -m webapp.processes' in service["command"]
     # Joining a run host: one service per profile, with the engine's socket.
     for name, queues in (("runhost", "runs.cpu"), ("runhost-gpu", "runs.cpu,runs.gpu")):
         host = all_services[name]
