@@ -257,7 +257,7 @@ def test_the_operators_stack_runs_grades_and_survives_restarts(stack, tmp_path):
     figures["image sizes (MB)"] = {
         name: round(docker_image_size_mb(r)) for name, r in sizes.items()
     }
-    check_image(image, stack)
+    check_image(image)
 
     started = time.monotonic()
     stack.compose("up", "-d")
@@ -358,7 +358,7 @@ def run_agents_on_two_hosts(stack: Stack, figures: dict) -> None:
     assert all(taken.values()), f"a host ran none of the runs: {taken}"
 
 
-def check_image(image: str, stack: Stack) -> None:
+def check_image(image: str) -> None:
     """The image runs as its own non-root account and holds no secret and no path of
     this machine."""
     done = subprocess.run(
