@@ -167,6 +167,19 @@ def _add_images(subparsers) -> None:
         "--agent", action="append", default=[], help="a shipped agent by name (repeatable)"
     )
     parser.add_argument("--force", action="store_true", help="rebuild even if the tag exists")
+    parser.add_argument(
+        "--stack",
+        action="store_true",
+        help="instead, the images compose.yaml runs, from Debian's packages: the site's base "
+        "(Python 3.11 and pyproject.toml's dependencies), PostgreSQL and Redis; prints the "
+        "variables that make compose use them (VAR=image lines, for an --env-file)",
+    )
+    parser.add_argument(
+        "--source",
+        type=Path,
+        default=Path("."),
+        help="with --stack: the checkout the Dockerfile builds (default: this folder)",
+    )
     parser.set_defaults(handler=cmd_images)
 
 
@@ -185,6 +198,8 @@ def cmd_images(args: argparse.Namespace) -> int:
     def progress(message: str) -> None:
         print(f"mleboard images: {message}", file=sys.stderr, flush=True)
 
+    if args.stack:
+        return _stack_images(client, args.source, args.force, progress)
     try:
         built = build_images(client, agents, force=args.force, progress=progress)
     except HarnessError as error:
@@ -192,6 +207,27 @@ def cmd_images(args: argparse.Namespace) -> int:
     for image in built:
         state = f"built in {image.seconds:.1f}s" if image.built else "up to date"
         print(f"{image.ref}\t{state}")
+    return 0
+
+
+def _stack_images(client, source: Path, force: bool, progress) -> int:
+    from runner import HarnessError
+    from runner.stack_images import build_stack_images, compose_variables
+
+    if not (source / "pyproject.toml").is_file() or not (source / "Dockerfile").is_file():
+        raise CommandError(
+            f"{source} is not a checkout of mleboard (no pyproject.toml, Dockerfile)"
+        )
+    try:
+        built = build_stack_images(client, source, force=force, progress=progress)
+    except HarnessError as error:
+        raise CommandError(str(error)) from error
+    for image in built:
+        state = f"built in {image.seconds:.1f}s" if image.built else "up to date"
+        size = client.images.get(image.ref).attrs["Size"] / 1e6
+        progress(f"{image.ref}\t{state}\t{size:.0f} MB")
+    for name, ref in compose_variables(source).items():
+        print(f"{name}={ref}")
     return 0
 
 

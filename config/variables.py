@@ -456,6 +456,41 @@ VARIABLES: tuple[Variable, ...] = (
         PROCESSES,
     ),
     Variable(
+        "MLEBOARD_BASE_IMAGE",
+        p.parse_str,
+        "python:3.11-slim-bookworm",
+        "`python:3.11-slim-bookworm`",
+        "compose only: the image the site's image is built on (the `Dockerfile`'s "
+        "`BASE_IMAGE`); `mleboard images --stack` prints one made from Debian's packages",
+        PROCESSES,
+    ),
+    Variable(
+        "MLEBOARD_JS_IMAGE",
+        p.parse_str,
+        "node:20-bookworm-slim",
+        "`node:20-bookworm-slim`",
+        "compose only: the image the `Dockerfile`'s JavaScript stage runs in (`JS_IMAGE`); "
+        "one without npm takes the bundle `npm ci --prefix web` installed on the host",
+        PROCESSES,
+    ),
+    Variable(
+        "MLEBOARD_POSTGRES_IMAGE",
+        p.parse_str,
+        "postgres:15",
+        "`postgres:15`",
+        "compose only: the PostgreSQL image (`mleboard images --stack`: from Debian's packages)",
+        PROCESSES,
+    ),
+    Variable(
+        "MLEBOARD_REDIS_IMAGE",
+        p.parse_str,
+        "redis:7",
+        "`redis:7`",
+        "compose only: the Redis image of the broker and the page cache (`mleboard images "
+        "--stack`: from Debian's packages)",
+        PROCESSES,
+    ),
+    Variable(
         "DOCKERD_LOG",
         p.parse_path,
         Path("/tmp/dockerd.log"),

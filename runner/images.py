@@ -17,6 +17,8 @@ folder per lock, downloaded once and kept. They are copied into the build contex
 Tags are content hashes, so a rebuild happens only when the recipe or the agent's files
 change and a second call is a no-op: ``mleboard/base:<hash>`` (also tagged ``latest``) and
 ``mleboard/agent-<name>:<hash>``. Building the base needs root (debootstrap, chroot).
+A ``RootfsRecipe`` says what such an image is made of; ``runner.stack_images`` has the
+recipes of the images compose.yaml runs.
 """
 
 from __future__ import annotations
@@ -74,10 +76,45 @@ class BuiltImage:
     seconds: float = 0.0
 
 
+@dataclass(frozen=True)
+class RootfsRecipe:
+    """An image made from Debian's packages with no registry: debootstrap's minimal base
+    plus ``packages``, changed by ``customise`` (given the root filesystem's folder, run as
+    root), imported into the engine as ``repository:<hash of key>`` with the Dockerfile
+    instructions ``changes``. ``key`` names everything the result depends on."""
+
+    repository: str
+    packages: tuple[str, ...]
+    key: str
+    customise: Callable[[Path], None]
+    changes: tuple[str, ...]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.repository}:{hashlib.sha256(self.key.encode()).hexdigest()[:12]}"
+
+
+def agent_base_recipe() -> RootfsRecipe:
+    """The agents' base image: Python 3 with numpy, pandas and scikit-learn, a non-root
+    ``agent`` user and the MLE-bench ``/home`` layout."""
+    return RootfsRecipe(
+        repository=BASE_REPOSITORY,
+        packages=BASE_PACKAGES,
+        key="|".join([BASE_RECIPE_VERSION, DEBIAN_SUITE, ",".join(BASE_PACKAGES), str(AGENT_UID)]),
+        customise=_customise_rootfs,
+        changes=(
+            "ENV LANG=C.UTF-8",
+            "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "ENV PYTHONUNBUFFERED=1",
+            "WORKDIR /home",
+            'CMD ["/bin/bash"]',
+        ),
+    )
+
+
 def base_image_ref() -> str:
     """The base image's tag for the current recipe (no engine needed)."""
-    recipe = "|".join([BASE_RECIPE_VERSION, DEBIAN_SUITE, ",".join(BASE_PACKAGES), str(AGENT_UID)])
-    return f"{BASE_REPOSITORY}:{hashlib.sha256(recipe.encode()).hexdigest()[:12]}"
+    return agent_base_recipe().ref
 
 
 def agent_image_ref(agent: AgentDefinition) -> str:
@@ -110,7 +147,11 @@ def read_pins(path: Path) -> list[str]:
     return pins
 
 
-def _pip_download(pins: list[str], target: Path) -> subprocess.CompletedProcess:
+def pip_download(
+    pins: list[str], target: Path, *, deps: bool = False
+) -> subprocess.CompletedProcess:
+    """``pip download`` of wheels for the image's Python; ``deps``: with what they require
+    (resolved by pip, the wheels already in ``target`` included), else exactly ``pins``."""
     command = [
         sys.executable,
         "-m",
@@ -118,7 +159,7 @@ def _pip_download(pins: list[str], target: Path) -> subprocess.CompletedProcess:
         "download",
         "--quiet",
         "--disable-pip-version-check",
-        "--no-deps",
+        *(["--find-links", str(target)] if deps else ["--no-deps"]),
         "--only-binary=:all:",
         "--python-version",
         IMAGE_PYTHON,
@@ -151,14 +192,15 @@ def _pip_wheel(pin: str, target: Path) -> subprocess.CompletedProcess:
     return subprocess.run(command, capture_output=True, text=True)
 
 
-def _build_pure_wheel(pin: str, target: Path, agent: AgentDefinition) -> None:
-    """A wheel for ``pin`` built from its sdist by the host's pip; it must be pure Python."""
+def _build_pure_wheel(pin: str, target: Path, source: str) -> None:
+    """A wheel for ``pin`` built from its sdist by the host's pip; it must be pure Python.
+    ``source`` names what asked for it, for the error."""
     before = set(target.glob("*.whl"))
     built = _pip_wheel(pin, target)
     made = set(target.glob("*.whl")) - before
     if built.returncode != 0 or not made:
         tail = (built.stdout + built.stderr)[-1500:]
-        raise HarnessError(f"no wheel for {pin} ({agent.name}'s {agent.wheels}):\n{tail}")
+        raise HarnessError(f"no wheel for {pin} ({source}):\n{tail}")
     if not all(w.name.endswith("-none-any.whl") for w in made):
         names = ", ".join(sorted(w.name for w in made))
         raise HarnessError(
@@ -173,35 +215,56 @@ def fetch_wheels(agent: AgentDefinition, progress: Progress | None = None) -> Pa
     no wheel for the image and no pure-Python sdist."""
     if not agent.wheels:
         return None
+    pins = read_pins(agent.directory / agent.wheels)
+    return download_wheels(
+        pins, agent.name, f"{agent.name}'s {agent.wheels}", deps=False, progress=progress
+    )
+
+
+def download_wheels(
+    requirements: list[str],
+    name: str,
+    source: str,
+    *,
+    deps: bool,
+    progress: Progress | None = None,
+) -> Path:
+    """The folder of wheels for ``requirements`` (and, with ``deps``, all they require),
+    for the image's Python, downloaded into the wheelhouse as ``name-<hash>`` on the first
+    call and kept. A requirement with no such wheel is built from its sdist here, which
+    must be pure Python. Raises ``HarnessError`` naming ``source`` otherwise."""
     say = progress or (lambda _msg: None)
-    lock = agent.directory / agent.wheels
-    pins = read_pins(lock)
-    key = hashlib.sha256(
-        "|".join([IMAGE_PYTHON, IMAGE_ABI, *IMAGE_PLATFORMS, *sorted(pins)]).encode()
-    ).hexdigest()[:16]
-    folder = wheelhouse_root() / f"{agent.name}-{key}"
+    parts = [IMAGE_PYTHON, IMAGE_ABI, *IMAGE_PLATFORMS, *sorted(requirements)]
+    if deps:
+        parts.append("with their dependencies")
+    key = hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+    folder = wheelhouse_root() / f"{name}-{key}"
     if (folder / ".complete").is_file():
         return folder
-    say(f"downloading {len(pins)} pinned wheels for {agent.name} into {folder}")
+    say(f"downloading wheels for {source} into {folder}")
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    remaining = list(pins)
+    remaining = list(requirements)
+    built: set[str] = set()
     while remaining:
-        done = _pip_download(remaining, partial)
+        done = pip_download(remaining, partial, deps=deps)
         if done.returncode == 0:
             break
-        # A pin with no wheel for the image: build it from its sdist here, then go on.
+        # A requirement with no wheel for the image: build it from its sdist here, then go
+        # on (without ``deps`` it leaves the list; with them pip finds it in the folder).
         missing = re.search(r"No matching distribution found for (\S+)", done.stderr)
         pin = missing.group(1) if missing else ""
-        if pin not in remaining:
+        if not pin or pin in built or (not deps and pin not in remaining):
             tail = "\n".join(line for line in done.stderr.splitlines() if "is ignored" not in line)[
                 -1500:
             ]
-            raise HarnessError(f"pip download for {agent.name}'s {agent.wheels} failed:\n{tail}")
-        remaining.remove(pin)
-        _build_pure_wheel(pin, partial, agent)
-    (partial / ".complete").write_text("\n".join(pins) + "\n")
+            raise HarnessError(f"pip download for {source} failed:\n{tail}")
+        if not deps:
+            remaining.remove(pin)
+        built.add(pin)
+        _build_pure_wheel(pin, partial, source)
+    (partial / ".complete").write_text("\n".join(requirements) + "\n")
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)
     return folder
@@ -224,16 +287,31 @@ def build_base_image(
     force: bool = False,
     progress: Progress | None = None,
 ) -> BuiltImage:
-    """Build (or find) the base image. Raises ``HarnessError`` if debootstrap fails.
+    """Build (or find) the agents' base image. Raises ``HarnessError`` if debootstrap fails.
 
     ``mirror`` defaults to ``$MLEBOARD_DEBIAN_MIRROR`` or Debian's own.
     """
+    return build_rootfs_image(
+        client, agent_base_recipe(), mirror=mirror, force=force, progress=progress
+    )
+
+
+def build_rootfs_image(
+    client: Any,
+    recipe: RootfsRecipe,
+    *,
+    mirror: str | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> BuiltImage:
+    """Build (or find) ``recipe``'s image, also tagged ``latest``. Needs root (debootstrap,
+    chroot). Raises ``HarnessError`` if a step fails."""
     import time
 
-    ref = base_image_ref()
+    ref = recipe.ref
     say = progress or (lambda _msg: None)
     if not force and image_exists(client, ref):
-        client.images.get(ref).tag(BASE_REPOSITORY, "latest")
+        client.images.get(ref).tag(recipe.repository, "latest")
         return BuiltImage(ref, built=False)
     if shutil.which("debootstrap") is None and not Path("/usr/sbin/debootstrap").exists():
         raise HarnessError("debootstrap is not installed (apt-get install debootstrap)")
@@ -241,28 +319,28 @@ def build_base_image(
     mirror = mirror or env("MLEBOARD_DEBIAN_MIRROR")
     with tempfile.TemporaryDirectory(prefix="mleboard-rootfs-", dir="/var/tmp") as tmp:
         rootfs = Path(tmp) / "rootfs"
-        say(f"debootstrap {DEBIAN_SUITE} ({', '.join(BASE_PACKAGES)}) from {mirror}")
-        _run(
+        say(f"debootstrap {DEBIAN_SUITE} ({', '.join(recipe.packages)}) from {mirror}")
+        run_step(
             [
                 "debootstrap",
                 "--variant=minbase",
-                f"--include={','.join(BASE_PACKAGES)}",
+                f"--include={','.join(recipe.packages)}",
                 DEBIAN_SUITE,
                 str(rootfs),
                 mirror,
             ],
             "debootstrap",
         )
-        _customise_rootfs(rootfs)
+        recipe.customise(rootfs)
         say(f"importing the root filesystem as {ref}")
-        _import_rootfs(client, rootfs, ref)
-    client.images.get(ref).tag(BASE_REPOSITORY, "latest")
+        _import_rootfs(client, rootfs, ref, recipe.changes)
+    client.images.get(ref).tag(recipe.repository, "latest")
     return BuiltImage(ref, built=True, seconds=time.monotonic() - started)
 
 
 def _customise_rootfs(rootfs: Path) -> None:
     """Add the non-root user and the MLE-bench ``/home`` layout; drop package caches."""
-    _run(
+    run_step(
         [
             "chroot",
             str(rootfs),
@@ -283,31 +361,37 @@ def _customise_rootfs(rootfs: Path) -> None:
         (rootfs / "home" / name).mkdir(exist_ok=True)
     for name in OUTPUT_DIRS:
         os.chown(rootfs / "home" / name, AGENT_UID, AGENT_UID)
+    drop_package_caches(rootfs)
+
+
+def drop_package_caches(rootfs: Path) -> None:
+    """Remove the downloaded packages and package lists debootstrap leaves behind."""
     for cache in ("var/cache/apt/archives", "var/lib/apt/lists"):
         for path in (rootfs / cache).glob("*"):
             if path.is_file() and path.name != "lock":
                 path.unlink()
 
 
-def _import_rootfs(client: Any, rootfs: Path, ref: str) -> None:
+def _import_rootfs(client: Any, rootfs: Path, ref: str, changes: tuple[str, ...]) -> None:
     repository, tag = ref.rsplit(":", 1)
-    changes = [
-        "ENV LANG=C.UTF-8",
-        "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        "ENV PYTHONUNBUFFERED=1",
-        "WORKDIR /home",
-        'CMD ["/bin/bash"]',
-    ]
-    tar = subprocess.Popen(
-        ["tar", "--numeric-owner", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE
-    )
-    try:
-        client.api.import_image(src=tar.stdout, repository=repository, tag=tag, changes=changes)
-    finally:
-        if tar.stdout:
-            tar.stdout.close()
-        if tar.wait() != 0:
-            raise HarnessError("tar of the base root filesystem failed")
+    with tempfile.TemporaryFile() as errors:
+        tar = subprocess.Popen(
+            ["tar", "--numeric-owner", "-C", str(rootfs), "-c", "."],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        try:
+            client.api.import_image(
+                src=tar.stdout, repository=repository, tag=tag, changes=list(changes)
+            )
+        finally:
+            if tar.stdout:
+                tar.stdout.close()
+            # The engine's refusal, if any, is the error raised: tar then ends on a closed pipe.
+            code = tar.wait()
+        if code != 0:
+            errors.seek(0)
+            raise HarnessError(f"tar of the root filesystem failed: {errors.read()[-1000:]!r}")
 
 
 def build_agent_image(
@@ -380,8 +464,10 @@ def build_images(
     return built
 
 
-def _run(command: list[str], what: str) -> None:
-    proc = subprocess.run(command, capture_output=True, text=True)
+def run_step(command: list[str], what: str, env: dict[str, str] | None = None) -> None:
+    """Run ``command`` (in ``env``, default this process's); ``HarnessError`` with its
+    last output lines if it fails."""
+    proc = subprocess.run(command, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr)[-2000:]
         raise HarnessError(f"{what} failed (exit {proc.returncode}):\n{tail}")

@@ -442,6 +442,9 @@ def test_compose_runs_each_process_as_make_run_does():
         if "runs-worker" in service.get("command", ""):
             assert "MLEBOARD_RUN_SLOTS" in service["environment"]
             assert "MLEBOARD_RUN_QUEUES" in service["environment"]
+            # The folders the host's engine mounts into a run's container are the host's.
+            assert service["environment"]["TMPDIR"] == "${MLEBOARD_HOST_DIR:-/srv/mleboard}/tmp"
+            assert 'mkdir -p "$$TMPDIR" && exec python -m webapp.processes' in service["command"]
     # Joining a run host: one service per profile, with the engine's socket.
     for name, queues in (("runhost", "runs.cpu"), ("runhost-gpu", "runs.cpu,runs.gpu")):
         host = all_services[name]
@@ -482,3 +485,59 @@ def test_processes_start_quietly():
     )
     assert done.returncode == 0, done.stderr
     assert "AXES" not in done.stdout + done.stderr
+
+
+# --- compose.yaml as docker-compose reads it ----------------------------------------
+
+
+def compose_config(*args: str, **variables: str) -> dict:
+    """compose.yaml as docker-compose (Debian's, 1.29) reads it, in an environment with
+    only ``variables`` and a SECRET_KEY."""
+    done = subprocess.run(
+        ["docker-compose", "-f", "compose.yaml", *args, "config"],
+        cwd=REPO_ROOT,
+        env={"PATH": os.environ["PATH"], "SECRET_KEY": "k" * 50, **variables},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return yaml.safe_load(done.stdout)
+
+
+def test_docker_compose_accepts_the_file_and_its_run_host_profiles():
+    """A compose file docker-compose refuses fails here, in seconds (tests/stack/ runs it)."""
+    site = {"db", "redis", "pagecache", "web", "grading-worker", "runs-worker", "beat"}
+    assert site | {"runhost", "runhost-gpu"} == set(compose_config()["services"])
+    for profile in ("runhost", "runhost-gpu"):
+        assert profile in compose_config("--profile", profile)["services"]
+
+
+def test_compose_images_are_the_public_ones_unless_named():
+    """By default the operator's images come from the registry; the variables `mleboard
+    images --stack` prints put the images made from Debian's packages in their place."""
+    services = compose_config()["services"]
+    assert services["db"]["image"] == "postgres:15"
+    assert services["redis"]["image"] == services["pagecache"]["image"] == "redis:7"
+    for name in ("web", "grading-worker", "runs-worker", "beat"):
+        assert services[name]["build"]["args"] == {
+            "BASE_IMAGE": "python:3.11-slim-bookworm",
+            "JS_IMAGE": "node:20-bookworm-slim",
+        }
+    named = {
+        "MLEBOARD_BASE_IMAGE": "mleboard/site-base:1",
+        "MLEBOARD_JS_IMAGE": "mleboard/site-base:1",
+        "MLEBOARD_POSTGRES_IMAGE": "mleboard/postgres:2",
+        "MLEBOARD_REDIS_IMAGE": "mleboard/redis:3",
+    }
+    services = compose_config("--profile", "runhost", **named)["services"]
+    assert services["db"]["image"] == "mleboard/postgres:2"
+    assert services["redis"]["image"] == services["pagecache"]["image"] == "mleboard/redis:3"
+    for name in ("web", "grading-worker", "runs-worker", "beat", "runhost"):
+        assert services[name]["build"]["args"] == {
+            "BASE_IMAGE": "mleboard/site-base:1",
+            "JS_IMAGE": "mleboard/site-base:1",
+        }
+    dockerfile = (REPO_ROOT / "Dockerfile").read_text()
+    assert "ARG BASE_IMAGE=python:3.11-slim-bookworm" in dockerfile
+    assert "ARG JS_IMAGE=node:20-bookworm-slim" in dockerfile

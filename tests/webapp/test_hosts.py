@@ -458,3 +458,31 @@ def test_a_worker_registers_its_host_and_beats_until_killed(tmp_path, settings):
     )
     assert sweep().hosts_down == ["gpu-box"], proc.log_path.read_text()[-3000:]
     assert RunHost.objects.get(name="gpu-box").state == RunHost.State.DOWN
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_host_the_database_cannot_take_yet_registers_from_its_heartbeat(settings, monkeypatch):
+    """compose starts the workers beside the site's migration: a runs worker ready before
+    the tables are there registers its host once they are, instead of never."""
+    from django.db import ProgrammingError
+
+    settings.MLEBOARD_STALE_AFTER_S = 1
+    settings.MLEBOARD_HOST_NAME = "late-host"
+    register, refused = hosts.register, []
+
+    def not_migrated_yet(**kwargs):
+        if not refused:
+            refused.append(kwargs)
+            raise ProgrammingError('relation "runs_runhost" does not exist')
+        return register(**kwargs)
+
+    monkeypatch.setattr(hosts, "register", not_migrated_yet)
+    heart = hosts.start(queues=["runs.cpu"], slots=1)
+    try:
+        assert refused and not RunHost.objects.filter(name="late-host").exists()
+        host = wait_for(lambda: RunHost.objects.filter(name="late-host").first(), timeout=30)
+        assert host.state == RunHost.State.UP and host.boot == heart.boot
+        assert host.queues == ["runs.cpu"] and host.slots == 1
+    finally:
+        hosts.stop()
+    assert RunHost.objects.get(name="late-host").state == RunHost.State.DOWN

@@ -221,13 +221,27 @@ def mark_stopped(name: str, boot: str) -> HandOver:
 
 
 class HostHeartbeat:
-    """The thread that keeps a registered host up, and removes its engine's run
-    containers past their deadline every ``MLEBOARD_REAPER_INTERVAL_S``."""
+    """The thread that keeps this host up, and removes its engine's run containers past
+    their deadline every ``MLEBOARD_REAPER_INTERVAL_S``. A host that could not register
+    when its worker started (the database not up yet, or not migrated: compose starts the
+    workers beside the site's migration) registers from here, once it can."""
 
-    def __init__(self, host: RunHost):
-        self.name, self.boot = host.name, host.boot
+    def __init__(self, queues: list[str], slots: int | None):
+        self.queues, self.slots = queues, slots
+        self.name, self.boot = host_name(), ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="run-host-heartbeat", daemon=True)
+
+    def register(self) -> bool:
+        """Register this host; False if the database would not have it yet."""
+        try:
+            host = register(queues=self.queues, slots=self.slots)
+        except Exception:
+            log.warning("could not register run host %s; retrying", self.name, exc_info=True)
+            close_old_connections()
+            return False
+        self.name, self.boot = host.name, host.boot
+        return True
 
     def start(self) -> HostHeartbeat:
         self._thread.start()
@@ -237,6 +251,8 @@ class HostHeartbeat:
         last_reap = timezone.now()
         try:
             while not self._stop.wait(heartbeat_interval()):
+                if not self.boot and not self.register():
+                    continue
                 try:
                     if not beat(self.name, self.boot):
                         log.warning("run host %s was registered again by another worker", self.name)
@@ -270,14 +286,16 @@ class HostHeartbeat:
 _started: HostHeartbeat | None = None
 
 
-def start(queues: list[str], slots: int | None) -> RunHost:
-    """Register this host and keep it beating (a worker's ``worker_ready``)."""
+def start(queues: list[str], slots: int | None) -> HostHeartbeat:
+    """Register this host and keep it beating (a worker's ``worker_ready``); a host the
+    database cannot take yet registers from its heartbeat."""
     global _started
-    host = register(queues=queues, slots=slots)
     if _started is not None:
         _started.stop()
-    _started = HostHeartbeat(host).start()
-    return host
+    heart = HostHeartbeat(queues, slots)
+    heart.register()
+    _started = heart.start()
+    return heart
 
 
 def stop() -> None:
@@ -287,6 +305,8 @@ def stop() -> None:
         return
     beating, _started = _started, None
     beating.stop()
+    if not beating.boot:  # never registered: nothing to mark
+        return
     try:
         mark_stopped(beating.name, beating.boot)
     finally:
