@@ -4,36 +4,14 @@ an admin reach, at a laptop's 1,280 px and a phone's 390 px, measured in the bro
 themselves; the page never does."""
 
 import pytest
-from django.core.management import call_command
 
-from webapp.competitions.services import catalogue_sync
 from webapp.results.models import Experiment, Run
 
-from .conftest import shot
+from .conftest import shot, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 WIDTHS = (1280, 390)
-
-
-@pytest.fixture
-def demo(tmp_path, settings, monkeypatch, django_user_model):
-    """What ``make run`` loads (the demo's competitions, leaderboards and reference agents
-    graded over three seeds) and MLE-bench's published leaderboard, with an admin and a
-    user."""
-    from tests.demo_builds import build_demo
-    from webapp.results.management.commands import load_demo
-
-    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir()
-    # The session's shared build (a real one, trained once) instead of training again.
-    monkeypatch.setattr(load_demo, "build_demo", build_demo)
-    catalogue_sync()
-    call_command("load_demo", data_dir=settings.MLEBOARD_DATA_DIR, seeds=1)
-    call_command("load_published_results")
-    django_user_model.objects.create_superuser("ada", "ada@example.org", "pw-ada-12345")
-    django_user_model.objects.create_user("uma", password="pw-uma-12345")
 
 
 def _pages(role: str) -> list[str]:
@@ -79,15 +57,7 @@ def _pages(role: str) -> list[str]:
     return pages
 
 
-def _sign_in(page, live_server, username: str, password: str) -> None:
-    page.goto(live_server.url + "/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", password)
-    page.click("main form button[type=submit]")
-    page.wait_for_selector("header.top button.link", timeout=10000)  # "Sign out …"
-
-
-def test_no_page_is_wider_than_the_window(browser, live_server, demo):
+def test_no_page_is_wider_than_the_window(browser, live_server, demo_and_published):
     too_wide = []
     for role, login in (
         ("anonymous", None),
@@ -97,7 +67,7 @@ def test_no_page_is_wider_than_the_window(browser, live_server, demo):
         state = None
         if login:
             context = browser.new_context()
-            _sign_in(context.new_page(), live_server, *login)
+            sign_in(context.new_page(), live_server, *login)
             state = context.storage_state()
             context.close()
         for width in WIDTHS:

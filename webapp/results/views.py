@@ -25,9 +25,8 @@ from webapp.results.leaderboard import (
     csv_rows,
     filter_choices,
     leaderboard_entries,
+    page_tables,
     ranking_split,
-    shown_splits,
-    table_rows,
 )
 
 
@@ -43,24 +42,31 @@ def home(request):
         writer = csv.writer(response)
         writer.writerows(csv_rows(entries))
         return response
-    shown = shown_splits(entries)
+    tables = page_tables(entries)
+    agents, shown = tables["agents"], tables["shown"]
     query = request.GET.copy()
     query.pop("format", None)
-    rows, footnotes = table_rows(entries, shown)
     return render(
         request,
         "results/home.html",
         {
             "entries": entries,
-            "rows_html": render_rows("results/leaderboard_rows.html", rows=rows),
-            "footnotes": footnotes,
-            "ranked_on": split_label(ranking_split(entries)) if entries else "",
+            "rows_html": render_rows("results/leaderboard_rows.html", rows=tables["rows"]),
+            "agents": agents,
+            "references": tables["references"],
+            "reference_rows_html": render_rows(
+                "results/leaderboard_rows.html", rows=tables["reference_rows"]
+            ),
+            "reference_splits": split_choices(tables["reference_shown"]),
+            "footnotes": tables["footnotes"],
+            "ranked_on": split_label(ranking_split(agents)) if agents else "",
+            # The chart draws the agents' table only: the references are apart.
             "dots_figure": figures.leaderboard_dots_from_table(
-                entries, split_choices(shown), "leaderboard"
+                agents, split_choices(shown), "leaderboard"
             )
-            if any(v for e in entries for v in e["splits"].values())
+            if any(v for e in agents for v in e["splits"].values())
             else None,
-            "unranked": sum(1 for e in entries if e["rank"] is None),
+            "unranked": sum(1 for e in agents if e["rank"] is None),
             "splits": split_choices(shown),
             "filters": filters,
             "query": query.urlencode(),
