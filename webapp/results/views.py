@@ -138,7 +138,10 @@ def experiment_detail(request, pk: int):
             "all_competitions_href": "?" + back_query + "#reports",
             # Figures as published, nothing behind them: no reports to list or download.
             "published_only": bool(experiment.published_figures) and not table["rows"],
-            "published": experiment.published_figures,
+            "published": [
+                (split_label(s), experiment.published_figures[s])
+                for s in in_display_order(experiment.published_figures or {})
+            ],
             "published_footnotes": selectors.published_footnotes(experiment),
             # "time_figure": the score-over-hours curve (``webapp.runs``).
             **extensions.experiment_figures(experiment),
