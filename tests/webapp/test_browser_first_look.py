@@ -50,3 +50,65 @@ def test_the_integrity_column_says_what_its_number_counts(page, live_server, dem
     page.goto(live_server.url + "/")
     cell = page.locator(f'#leaderboard tr[data-experiment="{best.pk}"] td.integrity')
     assert cell.inner_text().strip() == "8 checked"
+
+
+def _published():
+    entries = Experiment.objects.exclude(published_figures={}).order_by("pk")
+    return entries.first(), entries.last()
+
+
+def test_a_published_entry_says_what_the_site_holds(page, live_server, demo_and_published):
+    best, _ = _published()
+    page.set_viewport_size(LAPTOP)
+    page.goto(f"{live_server.url}/experiments/{best.pk}/")
+    notice = page.locator("#published-figures").inner_text()
+    assert notice.startswith("Published figures only. This site holds the Any Medal %")
+    assert "Low (Lite) 90.9 ± 0.0" in notice and "none of the entry's per-competition" in notice
+    assert "no reports were uploaded" not in notice
+    assert "they are not imported on this site" in page.locator("#reports-elsewhere").inner_text()
+    assert page.locator("#source-badge").inner_text() == "Reported (published figures)"
+    shot(page, "first-look-published-entry")
+
+
+def test_compare_of_published_entries_hides_what_it_cannot_count(
+    page, live_server, demo_and_published
+):
+    best, worst = _published()
+    page.set_viewport_size(LAPTOP)
+    page.goto(f"{live_server.url}/compare/?experiments={best.pk},{worst.pk}")
+    # Who is ahead, by the whole name: nothing of it is cut off.
+    ahead = page.locator("table.unpaired-comparison .badge.ahead")
+    assert ahead.count() == 4
+    for badge in ahead.all():
+        assert badge.inner_text() == best.name
+        assert badge.evaluate("b => b.scrollWidth <= b.clientWidth")
+    # No "0 / 0" rows, no deadline sentence where there is nothing per competition.
+    assert page.locator("#compare-failure-table").count() == 0
+    assert "has runs on this site" in page.locator("#compare-failures-empty").inner_text()
+    assert page.locator("#contamination-dates-table").count() == 0
+    assert "Kaggle deadline" not in page.locator("#contamination").inner_text()
+    assert page.locator("#compare-tokens-table").count() == 0
+    shot(page, "first-look-compare-published")
+
+
+def test_compare_of_a_published_and_a_graded_entry_says_which_has_no_runs(
+    page, live_server, demo_and_published
+):
+    from webapp.results.models import ExperimentAggregate
+
+    best, _ = _published()
+    graded = _references().last()
+    # The reference's Demo figures given as All too, so that the two share a split.
+    aggregate = ExperimentAggregate.objects.get(experiment=graded)
+    aggregate.summary = {**aggregate.summary, "all": aggregate.summary["demo"]}
+    splits = aggregate.figures["splits"]
+    aggregate.figures = {**aggregate.figures, "splits": {**splits, "all": splits["demo"]}}
+    aggregate.save()
+    page.set_viewport_size(LAPTOP)
+    page.goto(f"{live_server.url}/compare/?experiments={best.pk},{graded.pk}")
+    failures = page.locator("#compare-failure-table")
+    assert set(failures.locator("tbody td:nth-child(2)").all_inner_texts()) == {"—"}
+    assert "no runs on this site" in page.locator("#compare-failures").inner_text()
+    rows = page.locator("#contamination-dates-table tbody tr")
+    assert "no per-competition reports" in rows.nth(0).inner_text()
+    assert "no per-competition reports" not in rows.nth(1).inner_text()

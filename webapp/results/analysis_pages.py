@@ -116,6 +116,8 @@ def compare_analyses(experiments, by_split: dict, split: str, parts: dict) -> di
         if cost["curves"]
         else None,
         "failure_rows": modes,
+        # Experiments with runs here: the others (published figures) have no run to count.
+        "failures_with_runs": [e for e, table in failures if table["runs"]],
         "twins": selectors.twins_table(experiments, by_split),
     }
 
