@@ -112,3 +112,22 @@ def test_compare_of_a_published_and_a_graded_entry_says_which_has_no_runs(
     rows = page.locator("#contamination-dates-table tbody tr")
     assert "no per-competition reports" in rows.nth(0).inner_text()
     assert "no per-competition reports" not in rows.nth(1).inner_text()
+
+
+def test_a_mixed_selection_compares_the_pairs_that_share_a_split(
+    page, live_server, demo_and_published
+):
+    best, _ = _published()
+    first, second = _references()[:2]
+    page.set_viewport_size(LAPTOP)
+    page.goto(f"{live_server.url}/compare/?experiments={best.pk},{first.pk},{second.pk}")
+    assert page.locator("#compare-nothing-in-common").count() == 0
+    unshared = page.locator("#compare-unshared").inner_text()
+    assert f"{best.name} and {first.name}; {best.name} and {second.name}" in unshared
+    verdicts = page.locator("#verdicts > li")
+    assert verdicts.count() == 1
+    assert verdicts.locator(".compared-on").inner_text() == "on Demo"
+    assert f"{first.name} vs {second.name}, per competition" in page.locator("main").inner_text()
+    assert page.locator("table.compare-per-competition tbody tr").count() == 4
+    shot(page, "first-look-compare-mixed")
+    assert page.console_errors == []

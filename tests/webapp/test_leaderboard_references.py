@@ -47,3 +47,23 @@ def test_the_csv_ranks_only_the_agents(client, board):
     assert len(references) == 3 and rows[-3:] == references
     assert {r["rank"] for r in references} == {""}
     assert Experiment.objects.count() == len(rows)
+
+
+def test_compare_of_a_mixed_selection_pairs_those_sharing_a_split(client, board):
+    published = Experiment.objects.exclude(published_figures={}).order_by("pk").first()
+    first, second = Experiment.objects.filter(source="reference").order_by("pk")[:2]
+    ids = f"{published.pk},{first.pk},{second.pk}"
+    answer = client.get("/api/compare/", {"experiments": ids}).json()
+    assert answer["common_splits"] == [] and answer["split"] == ""
+    compared = [c for c in answer["comparisons"] if "error" not in c]
+    assert [(c["a"], c["b"], c["split"], c["kind"]) for c in compared] == [
+        (first.name, second.name, "demo", "paired")
+    ]
+    unshared = [(c["a"], c["b"]) for c in answer["comparisons"] if c.get("error")]
+    assert unshared == [(published.name, first.name), (published.name, second.name)]
+    # A split all share is compared as before: the first against each other one.
+    answer = client.get("/api/compare/", {"experiments": f"{first.pk},{second.pk}"}).json()
+    assert answer["common_splits"] == ["demo"]
+    assert [(c["a"], c["b"], c["split"]) for c in answer["comparisons"]] == [
+        (first.name, second.name, "demo")
+    ]

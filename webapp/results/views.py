@@ -178,6 +178,22 @@ def experiment_reports_download(request, pk: int, fmt: str):
     return response
 
 
+def _split_tables(chosen: list, by_split: dict, splits_shown: list[str]) -> dict:
+    """Compare's Any Medal % per split: the table, the original/obfuscated pairs, the bars."""
+    return {
+        "split_rows": [
+            (split_label(s), [by_split[e.pk].get(s) for e in chosen]) for s in splits_shown
+        ],
+        "description_pairs": [
+            {**row, "label": split_label(row["split"])}
+            for row in selectors.description_pairs(chosen, by_split)
+        ],
+        "split_bars_figure": figures.split_bars(
+            [(e.name, by_split[e.pk]) for e in chosen], split_choices(splits_shown)
+        ),
+    }
+
+
 def compare(request):
     raw = request.GET.get("experiments", "")
     chosen, missing = selectors.experiments_chosen(request.user, raw)
@@ -193,22 +209,38 @@ def compare(request):
     context["clean"] = clean
     result = selectors.comparison_of(chosen, request.GET.get("split", ""), clean=clean)
     split = result["split"]
-    if not result["common_splits"]:
+    has_splits = [
+        (e, [split_label(s) for s in in_display_order(result["by_split"][e.pk])]) for e in chosen
+    ]
+    if not result["common_splits"] and all(c.get("error") for c in result["comparisons"]):
         # Nothing to compare: a sentence saying what each one has, no empty figures.
-        context["nothing_in_common"] = [
-            (e, [split_label(s) for s in in_display_order(result["by_split"][e.pk])])
-            for e in chosen
-        ]
+        context["nothing_in_common"] = has_splits
         return render(request, "results/compare.html", context)
     for comparison in result["comparisons"]:
+        comparison["split_label"] = split_label(comparison["split"])
         for row in comparison.get("splits", ()):
             row["label"] = split_label(row["split"])
         for row in comparison.get("per_competition", ()):
             row["a_score_text"] = format_score(row["a_score"])
             row["b_score_text"] = format_score(row["b_score"])
+    splits_shown = in_display_order(s for e in chosen for s in result["by_split"][e.pk])
+    if not result["common_splits"]:
+        # No split common to all: the pairs that share one are compared on it; the figures
+        # drawn on one split (funnels, pass@k, contamination, tokens) have none to use.
+        context.update(
+            {
+                **_split_tables(chosen, result["by_split"], splits_shown),
+                "mixed": {
+                    "has_splits": has_splits,
+                    "unshared": [c for c in result["comparisons"] if c.get("error")],
+                },
+                "comparisons": [c for c in result["comparisons"] if not c.get("error")],
+                **analysis_pages.compare_failures(chosen),
+            }
+        )
+        return render(request, "results/compare.html", context)
     parts = selectors.split_parts(chosen, split, ("funnel", "pass_at_k"), clean=clean)
     per_experiment = [(e, parts[e.pk]) for e in chosen]
-    splits_shown = in_display_order(s for e in chosen for s in result["by_split"][e.pk])
     funnels = [(e.name, selectors.funnel_of(f)) for e, f in per_experiment]
     curves = [
         (e.name, f["pass_at_k"]["values"])
@@ -220,18 +252,7 @@ def compare(request):
             "split": split,
             "split_choices": split_choices(result["common_splits"]),
             "per_experiment": per_experiment,
-            "split_rows": [
-                (split_label(s), [result["by_split"][e.pk].get(s) for e in chosen])
-                for s in splits_shown
-            ],
-            "description_pairs": [
-                {**row, "label": split_label(row["split"])}
-                for row in selectors.description_pairs(chosen, result["by_split"])
-            ],
-            "split_bars_figure": figures.split_bars(
-                [(e.name, result["by_split"][e.pk]) for e in chosen],
-                split_choices(splits_shown),
-            ),
+            **_split_tables(chosen, result["by_split"], splits_shown),
             "funnels_figure": figures.funnels_side_by_side(funnels)
             if any(stages for _, stages in funnels)
             else None,
