@@ -131,3 +131,28 @@ def test_a_mixed_selection_compares_the_pairs_that_share_a_split(
     assert page.locator("table.compare-per-competition tbody tr").count() == 4
     shot(page, "first-look-compare-mixed")
     assert page.console_errors == []
+
+
+def test_a_competition_without_its_leaderboard_says_what_that_means(
+    page, live_server, demo_and_published
+):
+    from .conftest import sign_in
+
+    page.set_viewport_size(LAPTOP)
+    page.goto(live_server.url + "/competitions/spaceship-titanic/")
+    said = page.locator("#no-leaderboard").inner_text()
+    assert "get a score but no medal" in said and page.locator("#import-hint").count() == 0
+    # The list says why once, not as a bare "—" per row.
+    page.goto(live_server.url + "/competitions/?split=low")
+    note = page.locator("#no-leaderboards").inner_text()
+    assert note.startswith("No private leaderboard is on this site yet for these 22 competitions")
+    assert "Teams" not in page.locator("#competitions thead").inner_text()
+    page.goto(live_server.url + "/competitions/")
+    assert page.locator("#no-leaderboards").inner_text().startswith("82 of these have no")
+    shot(page, "first-look-competitions-without-leaderboards")
+    # An operator is told the one command.
+    sign_in(page, live_server, "ada", "pw-ada-12345")
+    page.goto(live_server.url + "/competitions/spaceship-titanic/")
+    hint = page.locator("#import-hint").inner_text()
+    assert "git lfs pull" in hint and "manage.py import_mlebench PATH/TO/mle-bench" in hint
+    shot(page, "first-look-competition-without-leaderboard")
