@@ -156,3 +156,49 @@ def test_a_competition_without_its_leaderboard_says_what_that_means(
     hint = page.locator("#import-hint").inner_text()
     assert "git lfs pull" in hint and "manage.py import_mlebench PATH/TO/mle-bench" in hint
     shot(page, "first-look-competition-without-leaderboard")
+
+
+def _inside(inner: dict, outer: dict, slack: float = 0.5) -> bool:
+    return (
+        inner["x"] >= outer["x"] - slack
+        and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+    )
+
+
+def _overlap(a: dict, b: dict) -> bool:
+    return not (
+        a["x"] + a["width"] <= b["x"]
+        or b["x"] + b["width"] <= a["x"]
+        or a["y"] + a["height"] <= b["y"]
+        or b["y"] + b["height"] <= a["y"]
+    )
+
+
+def test_the_menu_folds_on_a_phone_and_fits_a_line_on_a_laptop(
+    page, live_server, demo_and_published, django_user_model
+):
+    from .conftest import sign_in
+
+    django_user_model.objects.create_superuser(
+        "alexandra.lovelace-byron", "al@example.org", "pw-al-12345"
+    )
+    sign_in(page, live_server, "alexandra.lovelace-byron", "pw-al-12345")
+    page.set_viewport_size(PHONE)
+    page.goto(live_server.url + "/status/")
+    header = page.locator("header.top")
+    assert header.bounding_box()["height"] < 60  # the brand and a Menu button
+    assert not page.locator("#site-nav").is_visible()
+    page.click("#menu-button")
+    assert page.locator("header.top button.sign-out").is_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shot(page, "first-look-phone-menu-open")
+    # A laptop: the whole navigation on one line, "Sign out NAME" included.
+    page.set_viewport_size(LAPTOP)
+    page.goto(live_server.url + "/status/")
+    assert not page.locator("#menu-button").is_visible()
+    links = page.locator("#site-nav > a, #site-nav button.sign-out")
+    tops = {round(link.bounding_box()["y"]) for link in links.all()}
+    assert len(tops) == 1, tops
+    sign_out = page.locator("header.top button.sign-out").bounding_box()
+    assert sign_out["height"] < 30
+    shot(page, "first-look-laptop-menu")
