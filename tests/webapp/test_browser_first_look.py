@@ -174,6 +174,45 @@ def _overlap(a: dict, b: dict) -> bool:
     )
 
 
+def test_the_leaderboard_chart_reads_on_a_phone(page, live_server, demo_and_published):
+    page.set_viewport_size(PHONE)
+    page.goto(live_server.url + "/")
+    chart = page.locator("#leaderboard-dots")
+    chart.locator(".main-svg").first.wait_for()
+    page.wait_for_selector("#leaderboard-dots[data-rendered=true]", timeout=15000)
+    box = chart.bounding_box()
+    plot = chart.locator(".nsewdrag").first.bounding_box()
+    # The dots have room: the plot was some 80 px of 364.
+    assert plot["width"] >= 0.4 * box["width"], (plot, box)
+    title = chart.locator(".g-xtitle text")
+    assert title.text_content() == "Any Medal %" and _inside(title.bounding_box(), box)
+    labels = chart.locator(".ytick text")
+    assert labels.count() == Experiment.objects.exclude(source="reference").count()
+    assert all(_inside(label.bounding_box(), box) for label in labels.all())
+    # A cut name keeps its start; the whole name is the row's.
+    assert labels.first.text_content().startswith("Disarray × Ensemble")
+    chart.scroll_into_view_if_needed()
+    shot(page, "first-look-phone-leaderboard-chart")
+    assert page.console_errors == []
+
+
+def test_the_funnel_reads_on_a_phone(page, live_server, demo_and_published):
+    experiment = _references().last()
+    page.set_viewport_size(PHONE)
+    page.goto(f"{live_server.url}/experiments/{experiment.pk}/")
+    page.wait_for_selector("#funnel[data-rendered=true]", timeout=15000)
+    funnel = page.locator("#funnel")
+    box, legend = funnel.bounding_box(), funnel.locator(".legend").bounding_box()
+    labels = funnel.locator(".xtick text")
+    assert labels.count() == 4
+    for label in labels.all():
+        assert not _overlap(label.bounding_box(), legend)
+        assert _inside(label.bounding_box(), box)
+    assert labels.last.text_content() == "Anymedal"  # "Any" over "medal"
+    funnel.scroll_into_view_if_needed()
+    shot(page, "first-look-phone-funnel")
+
+
 def test_the_menu_folds_on_a_phone_and_fits_a_line_on_a_laptop(
     page, live_server, demo_and_published, django_user_model
 ):
