@@ -213,6 +213,26 @@ def test_the_funnel_reads_on_a_phone(page, live_server, demo_and_published):
     shot(page, "first-look-phone-funnel")
 
 
+def test_the_launch_form_fits_a_phone(page, live_server, demo_and_published, unisolated):
+    from .conftest import sign_in
+
+    page.set_viewport_size(PHONE)
+    sign_in(page, live_server, "ada", "pw-ada-12345")
+    page.goto(live_server.url + "/runs/new/")
+    # The warning is a line and a summary, not the first screen.
+    assert page.locator("#unisolated-banner").bounding_box()["height"] < 180
+    assert not page.locator("#run-confinement-site").is_visible()
+    fields = page.locator("#launch-form input:not([type=hidden]), #launch-form select")
+    assert fields.count() >= 10
+    for field in fields.all():
+        right = field.evaluate("f => f.getBoundingClientRect().right")
+        assert right <= PHONE["width"], field.get_attribute("name")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shot(page, "first-look-phone-launch-form")
+    page.click("#unisolated-details summary")
+    assert page.locator("#run-confinement-site").is_visible()
+
+
 def test_the_menu_folds_on_a_phone_and_fits_a_line_on_a_laptop(
     page, live_server, demo_and_published, django_user_model
 ):
