@@ -213,6 +213,28 @@ def test_the_funnel_reads_on_a_phone(page, live_server, demo_and_published):
     shot(page, "first-look-phone-funnel")
 
 
+def test_an_upload_page_keeps_a_phones_width(page, live_server, demo_and_published):
+    from django.contrib.auth import get_user_model
+
+    from webapp.results.models import Upload
+
+    from .conftest import sign_in
+
+    upload = Upload.objects.create(
+        owner=get_user_model().objects.get(username="uma"),
+        archive="uploads/runs.zip",
+        original_name="runs.zip",
+        sha256="0e9c9f800899e837807a470dd2f735c58a430e0feb3a430c98df0499971616e3",
+        size=29443,
+        status=Upload.Status.FAILED,
+    )
+    page.set_viewport_size(PHONE)
+    sign_in(page, live_server, "uma", "pw-uma-12345")
+    page.goto(f"{live_server.url}/uploads/{upload.pk}/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shot(page, "first-look-phone-upload")
+
+
 def test_the_launch_form_fits_a_phone(page, live_server, demo_and_published, unisolated):
     from .conftest import sign_in
 
@@ -261,3 +283,53 @@ def test_the_menu_folds_on_a_phone_and_fits_a_line_on_a_laptop(
     sign_out = page.locator("header.top button.sign-out").bounding_box()
     assert sign_out["height"] < 30
     shot(page, "first-look-laptop-menu")
+
+
+def test_an_upload_lists_missing_submissions_apart_from_invalid_ones(
+    page, live_server, demo_and_published
+):
+    from django.contrib.auth import get_user_model
+
+    from webapp.results.models import GradeReport, Run, Upload
+
+    from .conftest import sign_in
+
+    experiment = _references().last()
+    missing, invalid = Run.objects.filter(experiment=experiment).order_by("pk")[:2]
+    Run.objects.filter(pk=missing.pk).update(error="No submission was made.")
+    GradeReport.objects.filter(run=missing).update(submission_exists=False)
+    Run.objects.filter(pk=invalid.pk).update(error="Submission is missing 2 columns")
+    uma = get_user_model().objects.get(username="uma")
+    Experiment.objects.filter(pk=experiment.pk).update(owner=uma)
+    upload = Upload.objects.create(
+        owner=uma,
+        archive="uploads/runs.zip",
+        original_name="runs.zip",
+        sha256="0" * 64,
+        size=1,
+        status=Upload.Status.GRADED,
+        experiment=experiment,
+    )
+    page.set_viewport_size(LAPTOP)
+    sign_in(page, live_server, "uma", "pw-uma-12345")
+    page.goto(f"{live_server.url}/uploads/{upload.pk}/")
+    # The page's script draws the lists again from the API: the same either way.
+    page.wait_for_function("document.getElementById('up-status').textContent === 'graded'")
+    invalid_list = page.locator("#up-invalid-list li:visible").all_inner_texts()
+    missing_list = page.locator("#up-missing-list li:visible").all_inner_texts()
+    assert invalid_list == [
+        f"{invalid.competition.slug} seed {invalid.seed}: Submission is missing 2 columns"
+    ]
+    assert missing_list == [f"{missing.competition.slug} seed {missing.seed}"]
+    assert page.locator("#up-invalid").inner_text() == "2"
+    assert "invalid or missing" in page.locator("#up-invalid + .label").inner_text()
+    answer = page.evaluate(f"fetch('/api/uploads/{upload.pk}/').then(r => r.json())")
+    made = {
+        (i["competition_id"], i["seed"]): i["submission_made"]
+        for i in answer["invalid_submissions"]
+    }
+    assert made == {
+        (missing.competition.slug, missing.seed): False,
+        (invalid.competition.slug, invalid.seed): True,
+    }
+    shot(page, "first-look-upload-missing-apart")

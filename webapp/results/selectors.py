@@ -76,7 +76,8 @@ def upload_progress(upload: Upload) -> dict:
     """What the upload page and ``GET /api/uploads/<id>/`` show. ``failures`` are the runs
     that failed to grade (``runs_failed`` of them, each with its reason);
     ``invalid_submissions`` the runs graded with an invalid or missing submission
-    (``runs_invalid``: they count, as 0, in the figures)."""
+    (``runs_invalid``: they count, as 0, in the figures), each saying whether a submission
+    was made (``submission_made``)."""
     runs_total = runs_graded = runs_failed = runs_invalid = 0
     failures: list[dict] = []
     invalid: list[dict] = []
@@ -94,7 +95,12 @@ def upload_progress(upload: Upload) -> dict:
 
         def listed(status):
             return [
-                {"competition_id": r.competition.slug, "seed": r.seed, "reason": r.error}
+                {
+                    "competition_id": r.competition.slug,
+                    "seed": r.seed,
+                    "reason": r.error,
+                    "pk": r.pk,
+                }
                 for r in runs.filter(status=status)
                 .filter(with_error)
                 .select_related("competition")
@@ -103,6 +109,17 @@ def upload_progress(upload: Upload) -> dict:
 
         failures = listed(Run.Status.FAILED)
         invalid = listed(Run.Status.GRADED)
+        # A run without a submission is graded as invalid (it counts as 0) but is not an
+        # invalid submission: the page lists the two apart.
+        made = dict(
+            GradeReport.objects.filter(
+                run_id__in=[r["pk"] for r in invalid], is_current=True
+            ).values_list("run_id", "submission_exists")
+        )
+        for row in invalid:
+            row["submission_made"] = made.get(row["pk"], True)
+        for row in (*failures, *invalid):
+            del row["pk"]
     no_worker = grading_worker_note(upload)
     waiting = bool(no_worker) or waiting_for_worker(upload)
     if no_worker:
