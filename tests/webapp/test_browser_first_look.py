@@ -285,6 +285,28 @@ def test_the_menu_folds_on_a_phone_and_fits_a_line_on_a_laptop(
     shot(page, "first-look-laptop-menu")
 
 
+def test_the_admins_competition_pages_fit_a_laptop(page, live_server, demo_and_published):
+    from webapp.competitions.models import Competition
+
+    from .conftest import sign_in
+
+    page.set_viewport_size(LAPTOP)
+    sign_in(page, live_server, "ada", "pw-ada-12345")
+    page.goto(live_server.url + "/admin/competitions/competition/")
+    # Every column seen: the list does not scroll sideways inside its box.
+    results = page.locator("#changelist .results")
+    assert results.evaluate("r => r.scrollWidth <= r.clientWidth"), results.evaluate(
+        "r => [r.scrollWidth, r.clientWidth]"
+    )
+    shot(page, "first-look-admin-competitions")
+    # A competition with known issues: its inline was 1,586 px wide.
+    with_issues = Competition.objects.filter(known_issues__isnull=False).first()
+    page.goto(f"{live_server.url}/admin/competitions/competition/{with_issues.pk}/change/")
+    assert page.locator("#known_issues-group").count() == 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= LAPTOP["width"]
+    shot(page, "first-look-admin-competition-change")
+
+
 def test_an_upload_lists_missing_submissions_apart_from_invalid_ones(
     page, live_server, demo_and_published
 ):
