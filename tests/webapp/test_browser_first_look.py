@@ -355,3 +355,31 @@ def test_an_upload_lists_missing_submissions_apart_from_invalid_ones(
         (invalid.competition.slug, invalid.seed): True,
     }
     shot(page, "first-look-upload-missing-apart")
+
+
+@pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["laptop", "phone"])
+def test_sign_up_looks_like_sign_in(page, live_server, settings, viewport):
+    settings.MLEBOARD_SIGNUP = "open"
+    page.set_viewport_size(viewport)
+
+    def inputs(path: str) -> list[tuple[float, float]]:
+        page.goto(live_server.url + path)
+        assert page.locator("main .account-page form").count() == 1
+        fields = page.locator(
+            "main .account-page input[type=text], main .account-page input[type=password]"
+        )
+        return [
+            tuple(
+                f.evaluate(
+                    "i => [i.getBoundingClientRect().width, i.getBoundingClientRect().height]"
+                )
+            )
+            for f in fields.all()
+        ]
+
+    sign_in, sign_up = inputs("/accounts/login/"), inputs("/accounts/signup/")
+    assert len(sign_up) == 3  # username, password, again (and the email field)
+    assert set(sign_up) == {sign_in[0]}, (sign_up, sign_in)
+    email = page.locator("input[type=email]").bounding_box()
+    assert (email["width"], email["height"]) == pytest.approx(sign_in[0])
+    shot(page, f"first-look-sign-up-{viewport['width']}")
