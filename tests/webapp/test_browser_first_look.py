@@ -383,3 +383,27 @@ def test_sign_up_looks_like_sign_in(page, live_server, settings, viewport):
     email = page.locator("input[type=email]").bounding_box()
     assert (email["width"], email["height"]) == pytest.approx(sign_in[0])
     shot(page, f"first-look-sign-up-{viewport['width']}")
+
+
+def test_compare_with_from_an_experiment_and_the_picker_newest_first(
+    page, live_server, demo_and_published
+):
+    first, second = _references()[:2]
+    page.set_viewport_size(LAPTOP)
+    page.goto(f"{live_server.url}/experiments/{first.pk}/")
+    page.click("#compare-with a")
+    page.wait_for_selector("#compare-pick-table")
+    assert first.name in page.locator("#compare-with-intro").inner_text()
+    assert page.locator(f'input.compare-pick[value="{first.pk}"]').is_checked()
+    assert page.locator("#compare-button").inner_text() == "Compare selected (1)"
+    # "The most recent first", as it says: the demo's entries (no run date, made today)
+    # before MLE-bench's published ones.
+    dates = page.locator("#compare-pick-table td[data-date]").evaluate_all(
+        "cells => cells.map(c => c.dataset.date)"
+    )
+    assert dates == sorted(dates, reverse=True) and len(dates) == Experiment.objects.count()
+    shot(page, "first-look-compare-with")
+    page.check(f'input.compare-pick[value="{second.pk}"]')
+    page.click("#compare-button")
+    page.wait_for_selector("#verdicts")
+    assert page.console_errors == []

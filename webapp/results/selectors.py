@@ -3,6 +3,7 @@ recomputes figures from thousands of reports per request."""
 
 from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
+from django.db.models.functions import Coalesce, TruncDate
 from django.shortcuts import get_object_or_404
 
 from benchmark.medals import medal_level
@@ -632,9 +633,13 @@ COMPARE_PICK_LIMIT = 200
 def experiments_to_pick(user) -> list[Experiment]:
     """What the compare page offers to pick when nothing is chosen: the experiments
     ``user`` may see, the most recent run first, at most ``COMPARE_PICK_LIMIT`` (the leaderboard's
-    filters find older ones)."""
-    newest = (F("date").desc(nulls_last=True), "-created_at", "-pk")
-    return list(experiments_visible_to(user).order_by(*newest)[:COMPARE_PICK_LIMIT])
+    filters find older ones). ``ran``: the date shown, its run's or, without one, its
+    record's."""
+    ran = Coalesce(F("date"), TruncDate("created_at"))
+    newest = (F("ran").desc(), "-created_at", "-pk")
+    return list(
+        experiments_visible_to(user).annotate(ran=ran).order_by(*newest)[:COMPARE_PICK_LIMIT]
+    )
 
 
 def experiments_chosen(user, raw_ids: str) -> tuple[list[Experiment], list[int]]:

@@ -204,6 +204,11 @@ def compare(request):
         context["picked"] = {e.pk for e in chosen}
         if raw:
             context["error"] = "Pick two or more experiments you can see."
+        elif request.GET.get("with"):
+            # "Compare with…" from an experiment's page: that one ticked, the others to pick.
+            start, _ = selectors.experiments_chosen(request.user, request.GET["with"])
+            context["compare_with"] = start[0] if len(start) == 1 else None
+            context["picked"] = {e.pk for e in start[:1]}
         return render(request, "results/compare.html", context, status=200 if not raw else 400)
     clean = wants_clean_subset(request.GET)
     context["clean"] = clean
