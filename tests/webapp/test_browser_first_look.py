@@ -407,3 +407,25 @@ def test_compare_with_from_an_experiment_and_the_picker_newest_first(
     page.click("#compare-button")
     page.wait_for_selector("#verdicts")
     assert page.console_errors == []
+
+
+def test_a_verdict_says_which_wins_its_test_does_not_count(page, live_server, demo_and_published):
+    sample = Experiment.objects.get(name="Demo reference: sample-submission")
+    forest = Experiment.objects.get(name="Demo reference: random-forest")
+    page.set_viewport_size(LAPTOP)
+    page.goto(f"{live_server.url}/compare/?experiments={forest.pk},{sample.pk}")
+    verdict = page.locator("#verdicts > li").inner_text()
+    assert "in Any Medal %" in verdict and "test of the medal rates" in verdict
+    rows = page.locator("table.compare-per-competition tbody tr")
+    equal = sum(
+        1
+        for row in rows.all()
+        if row.get_attribute("data-result") != "tie"
+        and row.locator("td").nth(1).get_attribute("data-value")
+        == row.locator("td").nth(4).get_attribute("data-value")
+    )
+    # The demo's forest beats the sample submission on most competitions below the medals.
+    assert equal > 0
+    below = page.locator("#verdicts .below-medals").inner_text()
+    assert below.startswith(f"{equal} of them with equal medal rates")
+    shot(page, "first-look-compare-verdict")

@@ -223,6 +223,14 @@ def compare(request):
         return render(request, "results/compare.html", context)
     for comparison in result["comparisons"]:
         comparison["split_label"] = split_label(comparison["split"])
+        # Wins and losses with equal medal rates (decided on the level reached below a
+        # medal, or on the score): the medal-rate test does not see them, so "no clear
+        # difference" can stand beside "4 losses".
+        comparison["decided_below_medals"] = sum(
+            1
+            for row in comparison.get("per_competition", ())
+            if row["result"] != "tie" and row["a_medal_rate"] == row["b_medal_rate"]
+        )
         for row in comparison.get("splits", ()):
             row["label"] = split_label(row["split"])
         for row in comparison.get("per_competition", ()):
