@@ -172,13 +172,13 @@ class Comparison:
         """The result in plain words."""
         n = len(self.competitions)
         ci = f"95% CI {self.ci_lower:.1f} to {self.ci_upper:.1f}"
-        test = f"paired sign-flip test over {n} competitions, p = {self.p_value:.3g}"
+        test = f"paired sign-flip test of the medal rates over {n} competitions, p = {self.p_value:.3g}"
         if self.ci_lower > 0:
             return f"{self.a} beats {self.b} by {self.difference:.1f} points of Any Medal % ({ci}; {test})."
         if self.ci_upper < 0:
             return f"{self.b} beats {self.a} by {-self.difference:.1f} points of Any Medal % ({ci}; {test})."
         return (
-            f"No clear difference: {self.a} minus {self.b} is {self.difference:+.1f} points of Any Medal % "
+            f"No clear difference in Any Medal %: {self.a} minus {self.b} is {self.difference:+.1f} points "
             f"({ci}, which includes 0; {test})."
         )
 

@@ -47,6 +47,30 @@ def test_every_page_is_in_the_navigation():
     assert listed - {"index.md"} <= home, listed - {"index.md"} - home
 
 
+def test_the_docs_examples_use_the_port_make_run_serves():
+    """A session copied from the docs reaches the site ``make run`` started: the port the
+    Makefile gives it (the README's too), wherever the docs name the site on this machine."""
+    port = re.search(r"^PORT \?= (\d+)$", (ROOT / "Makefile").read_text(), re.M).group(1)
+    site = re.compile(r"https?://(?:127\.0\.0\.1|localhost):(\d+)")
+    readme_ports = set(site.findall(README.read_text(encoding="utf-8")))
+    assert readme_ports == {port}
+    not_the_site = {"18080"}  # an agent's model bridge (model-agents.md)
+    elsewhere = {
+        f"{page.name}: {found}"
+        for page in (ROOT / "docs").rglob("*.md")
+        for found in site.findall(page.read_text(encoding="utf-8"))
+        if found not in {port, *not_the_site}
+    }
+    assert elsewhere == set(), elsewhere
+
+
+def test_the_docs_lead_back_to_the_site():
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)
+    # Served at /docs/: the header's title and the footer's link lead to the site's root.
+    assert config["extra"]["homepage"] == "/"
+    assert '<a href="/"' in config["copyright"]
+
+
 @pytest.mark.slow
 def test_the_docs_build_strict_with_the_api_reference_offline(tmp_path):
     site = tmp_path / "site"
@@ -69,6 +93,9 @@ def test_the_docs_build_strict_with_the_api_reference_offline(tmp_path):
     assert len(redoc) > 100_000 and "https://cdn." not in redoc
     assert (site / "examples" / "demo-run-groups.zip").is_file()
     assert "MLEBOARD_UPLOAD_MAX_BYTES" in (site / "configuration.html").read_text()
+    # Every page leads back to the site.
+    for page in ("index.html", "submit.html", "api/reference.html"):
+        assert 'href="/" id="back-to-site"' in (site / page).read_text(encoding="utf-8"), page
 
     # Offline: no page loads a script, a style sheet, a font or an image from elsewhere.
     fetched = re.compile(r'<(?:script|link|img)\b[^>]*\b(?:src|href)="(https?:)?//[^"]*"')

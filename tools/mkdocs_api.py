@@ -32,7 +32,8 @@ background: #1f2a37; color: #fff; }} #bar a {{ color: #cfe0ff; }}</style>
 </head>
 <body>
 <nav id="bar"><a href="../api.html">&larr; mleboard documentation</a> &middot;
-API reference (OpenAPI {version}) &middot; <a href="openapi.json">schema (JSON)</a></nav>
+API reference (OpenAPI {version}) &middot; <a href="openapi.json">schema (JSON)</a> &middot;
+<a href="/" id="back-to-site">the site</a></nav>
 <div id="redoc-container"></div>
 <script src="redoc.standalone.js"></script>
 <script>

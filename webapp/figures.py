@@ -19,6 +19,19 @@ LAYOUT_BASE = {
 }
 
 
+# A figure's box narrower than this (a phone) draws with the figure's ``narrow`` layout
+# merged over its own (static/js/figures.js, fitNarrow).
+NARROW_BELOW_PX = 600
+
+
+def narrow(layout: dict, **shorten) -> dict:
+    """A figure's ``narrow`` part: ``layout`` merged over the figure's layout in a box
+    narrower than ``NARROW_BELOW_PX``; with ``shorten_labels_of`` ("x" or "y"), that
+    axis's category labels are cut to ``label_share`` of the box at ``char_px`` a
+    character (the full name stays in the hover)."""
+    return {"below": NARROW_BELOW_PX, "layout": layout, **shorten}
+
+
 def percent_axis(title: str, values) -> dict:
     """A percentage axis from 0: Plotly's autorange when something is above 0; 0–100
     when everything is 0 or missing (autorange would draw 0–1, which reads as fractions)."""
@@ -375,6 +388,23 @@ def funnel(stages: Sequence[dict]) -> dict:
             "showlegend": True,
             "legend": {"orientation": "h", "y": -0.2},
         },
+        # A phone: stage names on two lines, level (tilted, they ran into the legend and
+        # off the box), and the legend below them.
+        "narrow": narrow(_stacked_labels(labels)),
+    }
+
+
+def _stacked_labels(labels: Sequence[str]) -> dict:
+    """A layout whose x axis writes each category's words one under the other, level,
+    with the legend under them."""
+    return {
+        "xaxis": {
+            "tickvals": list(labels),
+            "ticktext": [label.replace(" ", "<br>") for label in labels],
+            "tickangle": 0,
+        },
+        "margin": {"b": 70},
+        "legend": {"orientation": "h", "y": -0.32, "yanchor": "top"},
     }
 
 
@@ -406,6 +436,11 @@ def breakdown_bars(groups: dict, *, title: str = "") -> dict:
             "yaxis": {"automargin": True, "autorange": "reversed"},
             "height": max(260, 28 * len(names) + 90),
         },
+        # A phone: the names take the room they need (220 px left the bars a third of the
+        # box), and the axis title fits.
+        "narrow": narrow(
+            {"margin": {"l": 10, "r": 12}, "xaxis": {"title": {"text": "Any Medal %"}}}
+        ),
     }
 
 
@@ -441,6 +476,7 @@ def pass_at_k_curves(curves: Sequence[tuple[str, Sequence[dict]]]) -> dict:
             ),
             "legend": {"orientation": "h", "y": -0.25},
         },
+        "narrow": narrow({}),
     }
 
 
@@ -468,6 +504,7 @@ def funnels_side_by_side(series: Sequence[tuple[str, Sequence[dict]]]) -> dict:
             "yaxis": {"title": {"text": "% of competitions"}, "range": [0, 105]},
             "legend": {"orientation": "h", "y": -0.2},
         },
+        "narrow": narrow(_stacked_labels([s["label"] for s in series[0][1]] if series else [])),
     }
 
 
@@ -503,6 +540,8 @@ def split_bars(series: Sequence[tuple[str, dict]], splits: Sequence[tuple[str, s
             ),
             "legend": {"orientation": "h", "y": -0.2},
         },
+        # A phone: the experiments' names (the legend) cut to a line each.
+        "narrow": narrow({}),
     }
 
 
@@ -608,4 +647,17 @@ def leaderboard_dots(entries: Sequence[dict], splits: Sequence[tuple[str, str]])
             },
             "showlegend": True,
         },
+        # A phone: the names cut to half the box (the plot had some 80 px of 360), the
+        # legend across the whole box, not squeezed beside the names, a shorter title.
+        "narrow": narrow(
+            {
+                "xaxis": {"title": {"text": "Any Medal %"}},
+                "yaxis": {"tickfont": {"size": 11}},
+                "legend": {"xref": "container", "x": 0, "font": {"size": 11}},
+                "margin": {"l": 8, "r": 12},
+            },
+            shorten_labels_of="y",
+            label_share=0.45,
+            char_px=6.2,
+        ),
     }

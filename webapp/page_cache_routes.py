@@ -88,7 +88,8 @@ ROUTES: tuple[Route, ...] = (
         EXPERIMENT,
     ),
     _route(f"/experiments/{_EXPERIMENT_ID}/reports\\.(?:json|csv)", (), EXPERIMENT),
-    _route("/compare/", ("experiments", "split", "clean", "familiarity_model")),
+    # with: "Compare with…" from an experiment's page (the picker, that one ticked).
+    _route("/compare/", ("experiments", "split", "clean", "familiarity_model", "with")),
     _route("/api/leaderboard/", _LEADERBOARD, dates=_DATES),
     _route("/api/compare/", ("experiments", "split", "clean")),
     _route("/api/competitions/", _COMPETITION_FILTERS),

@@ -16,6 +16,9 @@ from webapp.runs import views as run_views
 admin.site.site_header = "mleboard administration"
 admin.site.site_title = "mleboard admin"
 admin.site.index_title = "Curation, review and the site's people"
+# No navigation column beside every admin page: it repeats the index (one click away in the
+# breadcrumbs) and took 300 px of a 1,280 px window, which cut off the competition list.
+admin.site.enable_nav_sidebar = False
 
 urlpatterns = [
     path("", result_views.home, name="home"),

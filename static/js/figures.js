@@ -5,6 +5,7 @@ document.addEventListener("DOMContentLoaded", function () {
     if (!source) return;
     var fig = JSON.parse(source.textContent);
     if (fig.table) fillFromTable(fig);
+    if (fig.narrow && el.clientWidth < fig.narrow.below) fitNarrow(fig, el.clientWidth);
     // A figure taller than the box's minimum gets a box of its height (else it spills over
     // what follows).
     if (fig.layout && fig.layout.height) el.style.height = fig.layout.height + "px";
@@ -38,5 +39,36 @@ function fillFromTable(fig) {
       trace.x.push(pm ? parseFloat(cell.dataset.value) : null);
       trace.error_x.array.push(pm ? parseFloat(pm.textContent.replace("±", "")) || 0 : 0);
     });
+  });
+}
+
+// A phone: the figure's own layout for narrow boxes (webapp/figures.py, NARROW_BELOW_PX)
+// merged over its layout, and, for a figure that asks, its row labels shortened to what
+// the box has room for (the whole name stays in the hover).
+function fitNarrow(fig, width) {
+  merge(fig.layout, fig.narrow.layout || {});
+  // Legend entries (experiments' long names) cut to a line of the box.
+  var line = Math.max(12, Math.floor((width - 60) / 7.5));
+  fig.data.forEach(function (trace) {
+    if (trace.name && trace.name.length > line) trace.name = trace.name.slice(0, line - 1) + "…";
+  });
+  var axis = fig.narrow.shorten_labels_of;  // "x" or "y"
+  if (!axis || !fig.data.length) return;
+  var most = Math.max(12, Math.floor(width * fig.narrow.label_share / fig.narrow.char_px));
+  var names = fig.data[0][axis];
+  fig.layout[axis + "axis"].tickvals = names;
+  fig.layout[axis + "axis"].ticktext = names.map(function (n) {
+    return n.length > most ? n.slice(0, most - 1) + "…" : n;
+  });
+}
+
+function merge(target, source) {
+  Object.keys(source).forEach(function (key) {
+    var value = source[key];
+    if (value && typeof value === "object" && !Array.isArray(value) && target[key] && typeof target[key] === "object") {
+      merge(target[key], value);
+    } else {
+      target[key] = value;
+    }
   });
 }

@@ -28,7 +28,7 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
   var source = document.getElementById("conditions-meanings");
   if (!source) return;
   var meanings = JSON.parse(source.textContent);
-  document.querySelectorAll("#leaderboard td.conditions").forEach(function (cell) {
+  document.querySelectorAll("table.leaderboard td.conditions").forEach(function (cell) {
     var said = [];
     Object.keys(meanings).forEach(function (key) {
       var mark = cell.querySelector('.cond[data-flag="' + key + '"]');

@@ -19,7 +19,7 @@
       document.getElementById("up-experiment-link").href = "/experiments/" + p.experiment + "/";
     }
     text("up-invalid", p.runs_invalid);
-    function list(id, items) {
+    function list(id, items, withReason) {
       var ul = document.getElementById(id);
       if (!items.length) {
         var none = document.createElement("li");
@@ -29,12 +29,15 @@
       }
       ul.replaceChildren.apply(ul, items.map(function (f) {
         var li = document.createElement("li");
-        li.textContent = f.competition_id + " seed " + f.seed + ": " + f.reason;
+        li.textContent = f.competition_id + " seed " + f.seed + (withReason ? ": " + f.reason : "");
         return li;
       }));
     }
-    list("up-failures", p.failures);
-    list("up-invalid-list", p.invalid_submissions || []);
+    var graded = p.invalid_submissions || [];
+    list("up-failures", p.failures, true);
+    // A run that made no submission counts as 0 too, but is not an invalid submission.
+    list("up-invalid-list", graded.filter(function (f) { return f.submission_made !== false; }), true);
+    list("up-missing-list", graded.filter(function (f) { return f.submission_made === false; }), false);
   }
   function poll() {
     fetch(root.dataset.url, {credentials: "same-origin"}).then(function (r) { return r.json(); }).then(function (p) {

@@ -211,3 +211,35 @@ def unisolated(monkeypatch, settings):
     monkeypatch.setenv("MLEBOARD_ALLOW_UNISOLATED_RUNS", "1")
     settings.MLEBOARD_RUN_BACKEND = "local"
     settings.MLEBOARD_ALLOW_UNISOLATED_RUNS = True
+
+
+@pytest.fixture
+def demo_and_published(tmp_path, settings, monkeypatch, django_user_model):
+    """What ``make run`` loads (the demo's competitions, leaderboards and reference agents,
+    graded here over one seed) and MLE-bench's published leaderboard, with an admin (ada)
+    and a user (uma)."""
+    from django.core.management import call_command
+
+    from tests.demo_builds import build_demo
+    from webapp.competitions.services import catalogue_sync
+    from webapp.results.management.commands import load_demo
+
+    settings.MLEBOARD_DATA_DIR = tmp_path / "data"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_ROOT.mkdir()
+    # The session's shared build (a real one, trained once) instead of training again.
+    monkeypatch.setattr(load_demo, "build_demo", build_demo)
+    catalogue_sync()
+    call_command("load_demo", data_dir=settings.MLEBOARD_DATA_DIR, seeds=1)
+    call_command("load_published_results")
+    django_user_model.objects.create_superuser("ada", "ada@example.org", "pw-ada-12345")
+    django_user_model.objects.create_user("uma", password="pw-uma-12345")
+
+
+def sign_in(page, live_server, username: str, password: str) -> None:
+    """Sign in through the site's form; returns when the page says who is signed in."""
+    page.goto(live_server.url + "/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("main form button[type=submit]")
+    page.wait_for_selector("header.top button.link", state="attached", timeout=10000)

@@ -41,8 +41,9 @@ def test_following_a_local_launch(
     for name in ("aide", "openhands"):
         option = page.locator(f"select[name=agent] option[value={name}]")
         assert option.is_disabled() and "MLEBOARD_LLM_BASE_URL" in option.inner_text()
-    # What a local agent can read of this host, exactly.
+    # What a local agent can read of this host, exactly, behind the warning's summary.
     summary = local_confinement().summary
+    page.click("#unisolated-details summary")
     assert page.locator("#run-confinement-site").inner_text() == summary
     shot(page, "follow-launch-form")
 

@@ -101,7 +101,7 @@ def test_leaderboard_cells_are_whole_at_1280_px(page, live_server, published):
     assert widths[0] <= widths[1], widths
     row = page.locator(f'tr[data-experiment="{best.pk}"]')
     cell = row.locator("td.integrity")
-    assert cell.inner_text().split() == ["8", "2", "flagged", "1", "DQ"]
+    assert cell.inner_text().split() == ["8", "checked", "2", "flagged", "1", "DQ"]
     inside = cell.evaluate(
         "c => { const r = c.getBoundingClientRect(); return [...c.querySelectorAll('*')]"
         ".every(e => e.getBoundingClientRect().right <= r.right + 0.5); }"

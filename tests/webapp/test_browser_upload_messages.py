@@ -49,7 +49,9 @@ def test_a_text_file_named_zip_is_refused_before_it_is_sent(page, live_server, i
     error.wait_for()
     assert "“runs.zip” is not a zip archive" in error.inner_text()
     # Beside the file field, in its own row of the form.
-    assert error.evaluate("e => e.closest('tr').querySelector('input[name=archive]') !== null")
+    assert error.evaluate(
+        "e => e.closest('#upload-form > div').querySelector('input[name=archive]') !== null"
+    )
     assert sent == [] and not Upload.objects.exists()
     shot(page, "upload-not-a-zip")
     # Bad seeds: said beside the seeds field.
@@ -96,9 +98,9 @@ def test_without_javascript_refusals_are_true_and_beside_their_field(
     _fill(page, notes)
     page.fill("[name=seeds]", "{not json")
     page.click("#upload-form button[type=submit]")
-    row = page.locator("tr", has=page.locator("[name=seeds]"))
+    row = page.locator("#upload-form > div", has=page.locator("[name=seeds]"))
     assert "seeds is not valid JSON" in row.inner_text()
-    archive_row = page.locator("tr", has=page.locator("input[name=archive]"))
+    archive_row = page.locator("#upload-form > div", has=page.locator("input[name=archive]"))
     assert "You chose “notes.dat”: choose it again" in archive_row.inner_text()
     assert page.locator(".messages").count() == 0
     shot(page, "upload-field-errors")

@@ -24,7 +24,7 @@ def test_competition_page_shows_a_visitor_what_is_known(client, imported, alice)
         assert fact in page, fact
     assert f'href="https://www.kaggle.com/competitions/{SLUG}"' in page
     assert "git lfs pull" not in page and 'id="import-hint"' not in page
-    assert "the medal lines and the human teams' scores arrive" in page
+    assert "Not on this site yet. Kaggle's private leaderboard of this competition" in page
     # The experiments that ran it: the published one, not alice's private one.
     table = page.split('id="experiments-run"', 1)[1].split("</table>", 1)[0]
     assert "aide-o1" in table and "mlab-gpt4o" not in table
@@ -45,6 +45,7 @@ def test_operators_keep_the_import_instructions(client, imported, operator):  # 
     client.force_login(operator)
     page = client.get(reverse("competition-detail", args=[SLUG])).content.decode()
     assert 'id="import-hint"' in page and "git lfs pull" in page
+    assert "manage.py import_mlebench PATH/TO/mle-bench" in page
 
 
 def test_demo_competitions_have_no_kaggle_link(client, imported):  # noqa: F811

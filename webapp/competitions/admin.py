@@ -85,7 +85,7 @@ class CompetitionAdmin(admin.ModelAdmin):
         "name",
         "category",
         "complexity",
-        "metric",
+        "metric_shown",
         "lower_is_better",
         "retired",
         "version",
@@ -95,6 +95,15 @@ class CompetitionAdmin(admin.ModelAdmin):
     filter_horizontal = ["splits"]
     inlines = [KnownIssueInline, FamiliarityTextInline, PrivateLeaderboardInline]
     actions = ["retire", "bump_version", "measure_familiarity"]
+
+    @admin.display(description="metric", ordering="metric")
+    def metric_shown(self, obj) -> str:
+        """The metric's name, free to break after each underscore: one word of up to 31
+        letters (normalized_sequence_levenshtein) widened the list past the window."""
+        from django.utils.html import format_html, format_html_join
+
+        *words, last = obj.metric.split("_")
+        return format_html("{}{}", format_html_join("", "{}_<wbr>", ((w,) for w in words)), last)
 
     def save_formset(self, request, form, formset, change):
         if formset.model is not FamiliarityText:

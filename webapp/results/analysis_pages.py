@@ -88,9 +88,9 @@ def experiment_analyses(experiment) -> dict:
     }
 
 
-def compare_analyses(experiments, by_split: dict, split: str, parts: dict) -> dict:
-    """Context for compare's cost, failure and twins sections."""
-    cost = compare_tokens(experiments, by_split, split, parts)
+def compare_failures(experiments) -> dict:
+    """Context for compare's failure section: a row per failure mode, a cell per
+    experiment; and the experiments with runs here (published figures have none)."""
     failures = [(e, _shown_failures(experiment_failures(e))) for e in experiments]
     modes = [
         {
@@ -108,6 +108,15 @@ def compare_analyses(experiments, by_split: dict, split: str, parts: dict) -> di
         for i, row in enumerate(failures[0][1]["invalid_by_class"])
     ]
     return {
+        "failure_rows": modes,
+        "failures_with_runs": [e for e, table in failures if table["runs"]],
+    }
+
+
+def compare_analyses(experiments, by_split: dict, split: str, parts: dict) -> dict:
+    """Context for compare's cost, failure and twins sections."""
+    cost = compare_tokens(experiments, by_split, split, parts)
+    return {
         "cost_rows": [(e, _shown_tokens(f)) for e, f in cost["rows"]],
         "cost_figure": cost_figures.medal_against_tokens(cost["points"])
         if cost["points"]
@@ -115,7 +124,7 @@ def compare_analyses(experiments, by_split: dict, split: str, parts: dict) -> di
         "cost_pass_at_k_figure": cost_figures.pass_at_k_against_tokens(cost["curves"])
         if cost["curves"]
         else None,
-        "failure_rows": modes,
+        **compare_failures(experiments),
         "twins": selectors.twins_table(experiments, by_split),
     }
 

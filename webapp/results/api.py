@@ -198,7 +198,9 @@ class CompareApi(APIView):
     """``?experiments=a,b[,...]&split=all[&clean=1]``: the first experiment against each
     other one, with the paired bootstrap interval and sign-flip test, or per split from
     published figures (the compare page's figures, for the same URL; of the clean subset
-    with ``clean=1``)."""
+    with ``clean=1``). When no split is common to all, each pair that shares one is
+    compared on it, and each pair sharing none has the error "no split in common"; every
+    comparison names its ``split``."""
 
     permission_classes = [AllowAny]
     error_statuses = (404,)  # ids that name no experiment the viewer may see

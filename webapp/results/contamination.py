@@ -142,6 +142,8 @@ def contamination_section(
         rows.append(
             {
                 "experiment": experiment,
+                # False: published figures only, nothing per competition to place.
+                "has_results": bool(mine),
                 "competitions": len(mine),
                 "dated": len(dates["points"]),
                 "correlation": _correlation_row(
@@ -177,6 +179,7 @@ def contamination_section(
     )
     return {
         "rows": rows,
+        "any_results": any_results,
         "date_figure": contamination_figures.deadline_scatter(date_series) if date_series else None,
         "date_empty": date_empty,
         "familiarity_models": models,

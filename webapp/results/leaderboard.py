@@ -107,7 +107,9 @@ FIELDS = (
 
 
 def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
-    """One dict per experiment, best first (Any Medal % on All, then Low, ...)."""
+    """One dict per experiment, best first (Any Medal % on All, then Low, ...); the
+    synthetic references (``synthetic``: the demo's models mleboard trains itself) after
+    every agent, unranked."""
     qs = experiments_visible_to(user)
     if filters.scaffold:
         qs = qs.filter(agent__scaffold__name=filters.scaffold)
@@ -147,6 +149,7 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
                 "model": row["agent__model__name"],
                 "agent_version": row["agent__version"],
                 "source": row["source"],
+                "synthetic": row["source"] == Experiment.Source.REFERENCE,
                 "is_published": row["is_published"],
                 "figures_source": figures_source,
                 "splits": {s: summary.get(s) for s in SPLIT_SLUGS},
@@ -206,8 +209,10 @@ def rank_entries(entries: list[dict]) -> str:
     """Sort ``entries`` best first and number them, within one split only: those with a
     figure on the ranking split get ranks (ties broken by the next splits); the others
     come after, unranked (``rank`` None), since a figure over other competitions is not
-    comparable. Returns the ranking split."""
-    split = ranking_split(entries)
+    comparable. Synthetic references come last and are never ranked: they are not agents,
+    and a reference scoring 83% on the demo would read as beating every agent. Returns the
+    ranking split."""
+    split = ranking_split([e for e in entries if not e.get("synthetic")])
 
     def mean(entry, s):
         value = (entry["splits"].get(s) or {}).get("mean")
@@ -216,6 +221,7 @@ def rank_entries(entries: list[dict]) -> str:
     def key(entry):
         has = entry["splits"].get(split) is not None if split else False
         return (
+            bool(entry.get("synthetic")),
             not has,
             *(-mean(entry, s) for s in SPLIT_PREFERENCE if s in SPLIT_SLUGS),
             -((entry.get("ran") or {}).get("mean") or -1.0),
@@ -224,7 +230,7 @@ def rank_entries(entries: list[dict]) -> str:
     entries.sort(key=key)
     rank = 0
     for entry in entries:
-        if split and entry["splits"].get(split) is not None:
+        if split and entry["splits"].get(split) is not None and not entry.get("synthetic"):
             rank += 1
             entry["rank"] = rank
         else:
@@ -233,12 +239,10 @@ def rank_entries(entries: list[dict]) -> str:
     return split
 
 
-def shown_splits(entries: list[dict]) -> list[str]:
-    """The split columns of the leaderboard's table and of its CSV: MLE-bench's always;
-    dev and demo when an entry has figures on them."""
-    return [
-        s for s in SPLIT_SLUGS if s in PUBLISHED_SPLITS or any(e["splits"].get(s) for e in entries)
-    ]
+def shown_splits(entries: list[dict], always=PUBLISHED_SPLITS) -> list[str]:
+    """The split columns of the leaderboard's table and of its CSV: ``always`` (MLE-bench's
+    splits); the others (dev, demo) when an entry has figures on them."""
+    return [s for s in SPLIT_SLUGS if s in always or any(e["splits"].get(s) for e in entries)]
 
 
 def _ran_shown(entry: dict) -> dict | None:
@@ -424,11 +428,14 @@ def _name_says_more(entry: dict) -> bool:
     return bool(_NAME_FILLER.sub("", rest))
 
 
-def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[tuple[int, str]]]:
+def table_rows(
+    entries: list[dict], shown: list[str], numbers: dict[str, int] | None = None
+) -> tuple[list[dict], list[tuple[int, str]]]:
     """What the leaderboard's table shows, row by row, as plain values for the template
     (``webapp/jinja2/results/leaderboard_rows.html``, which escapes them): formatted figures, sort keys,
-    footnote numbers. Returns the rows and the numbered footnotes listed under the table."""
-    numbers = _footnote_numbers(entries)
+    footnote numbers (``numbers``: those of the whole page, when it has two tables).
+    Returns the rows and the numbered footnotes listed under the table."""
+    numbers = _footnote_numbers(entries) if numbers is None else numbers
     experiment_url = url_for_each("experiment-detail")
 
     def marks(texts) -> list[dict]:
@@ -486,3 +493,25 @@ def table_rows(entries: list[dict], shown: list[str]) -> tuple[list[dict], list[
             }
         )
     return rows, [(n, text) for text, n in numbers.items()]
+
+
+def page_tables(entries: list[dict]) -> dict:
+    """The leaderboard page's two tables: the agents (ranked, drawn in the chart) and the
+    synthetic references apart, each with the split columns it has figures on, and the
+    footnotes of both, numbered once."""
+    agents = [e for e in entries if not e["synthetic"]]
+    references = [e for e in entries if e["synthetic"]]
+    numbers = _footnote_numbers(entries)
+    shown = shown_splits(agents)
+    reference_shown = shown_splits(references, always=())
+    rows, _ = table_rows(agents, shown, numbers)
+    reference_rows, _ = table_rows(references, reference_shown, numbers)
+    return {
+        "agents": agents,
+        "shown": shown,
+        "rows": rows,
+        "references": references,
+        "reference_shown": reference_shown,
+        "reference_rows": reference_rows,
+        "footnotes": [(n, text) for text, n in numbers.items()],
+    }

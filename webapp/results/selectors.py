@@ -3,6 +3,7 @@ recomputes figures from thousands of reports per request."""
 
 from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
+from django.db.models.functions import Coalesce, TruncDate
 from django.shortcuts import get_object_or_404
 
 from benchmark.medals import medal_level
@@ -76,7 +77,8 @@ def upload_progress(upload: Upload) -> dict:
     """What the upload page and ``GET /api/uploads/<id>/`` show. ``failures`` are the runs
     that failed to grade (``runs_failed`` of them, each with its reason);
     ``invalid_submissions`` the runs graded with an invalid or missing submission
-    (``runs_invalid``: they count, as 0, in the figures)."""
+    (``runs_invalid``: they count, as 0, in the figures), each saying whether a submission
+    was made (``submission_made``)."""
     runs_total = runs_graded = runs_failed = runs_invalid = 0
     failures: list[dict] = []
     invalid: list[dict] = []
@@ -94,7 +96,12 @@ def upload_progress(upload: Upload) -> dict:
 
         def listed(status):
             return [
-                {"competition_id": r.competition.slug, "seed": r.seed, "reason": r.error}
+                {
+                    "competition_id": r.competition.slug,
+                    "seed": r.seed,
+                    "reason": r.error,
+                    "pk": r.pk,
+                }
                 for r in runs.filter(status=status)
                 .filter(with_error)
                 .select_related("competition")
@@ -103,6 +110,17 @@ def upload_progress(upload: Upload) -> dict:
 
         failures = listed(Run.Status.FAILED)
         invalid = listed(Run.Status.GRADED)
+        # A run without a submission is graded as invalid (it counts as 0) but is not an
+        # invalid submission: the page lists the two apart.
+        made = dict(
+            GradeReport.objects.filter(
+                run_id__in=[r["pk"] for r in invalid], is_current=True
+            ).values_list("run_id", "submission_exists")
+        )
+        for row in invalid:
+            row["submission_made"] = made.get(row["pk"], True)
+        for row in (*failures, *invalid):
+            del row["pk"]
     no_worker = grading_worker_note(upload)
     waiting = bool(no_worker) or waiting_for_worker(upload)
     if no_worker:
@@ -560,40 +578,52 @@ def published_footnotes(experiment: Experiment) -> list[str]:
 
 
 def _pairwise_comparisons(
-    experiments: list[Experiment], by_split: dict, split: str, splits: list[str], clean: bool
+    pairs: list[tuple[Experiment, Experiment, str, list[str]]],
+    experiments: list[Experiment],
+    by_split: dict,
+    clean: bool,
 ) -> list[dict]:
-    """The first experiment against each other one. When both have reports on ``split``:
-    a paired bootstrap over that split's competitions (``"kind": "paired"``). Otherwise
-    (published figures on a side): per common split, the difference of means with an
-    interval from the two SEMs (``"kind": "unpaired"``)."""
+    """Each pair (a, b, the split compared, the splits they share; none: the error "no
+    split in common"). When both have reports on the split: a paired bootstrap over that
+    split's competitions (``"kind": "paired"``). Otherwise (published figures on a side):
+    per shared split, the difference of means with an interval from the two SEMs
+    (``"kind": "unpaired"``). Each result names its ``split``."""
     from benchmark.catalogue import load_catalogue
     from benchmark.compare import compare_split_figures, compare_tallies
     from webapp.results.aggregates import competition_tallies
 
-    base = experiments[0]
-    stored = None  # the split's per-competition counts, read once if a pair needs them
+    # Per split, the per-competition counts, read once if a pair needs them.
+    stored: dict[str, dict] = {}
+    catalogue = None
     results = []
-    for other in experiments[1:]:
-        paired = all(by_split[e.pk][split]["source"] == "reports" for e in (base, other))
+    for a, b, split, splits in pairs:
+        if not splits:
+            results.append(
+                {"a": a.name, "b": b.name, "error": "no split in common", "kind": "", "split": ""}
+            )
+            continue
+        paired = all(by_split[e.pk][split]["source"] == "reports" for e in (a, b))
         try:
             if not paired:
                 result = compare_split_figures(
-                    base.name, by_split[base.pk], other.name, by_split[other.pk], splits
+                    a.name, by_split[a.pk], b.name, by_split[b.pk], splits
                 )
             else:
-                if stored is None:
+                if split not in stored:
                     # The counts the split's figures were computed from: the same runs
                     # counted, the same seeds, so the medal rates average to the figures.
-                    stored = split_parts(experiments, split, ("per_competition",), clean=clean)
-                    catalogue = load_catalogue(include_demo=True)
-                a, b = (
-                    competition_tallies(stored[e.pk].get("per_competition"), catalogue)
-                    for e in (base, other)
+                    stored[split] = split_parts(
+                        experiments, split, ("per_competition",), clean=clean
+                    )
+                catalogue = catalogue or load_catalogue(include_demo=True)
+                tallies = (
+                    competition_tallies(stored[split][e.pk].get("per_competition"), catalogue)
+                    for e in (a, b)
                 )
-                result = compare_tallies(base.name, a, other.name, b).to_dict()
+                result = compare_tallies(a.name, next(tallies), b.name, next(tallies)).to_dict()
         except ValueError as exc:
-            result = {"a": base.name, "b": other.name, "error": str(exc)}
-        results.append({**result, "kind": "paired" if paired else "unpaired"})
+            result = {"a": a.name, "b": b.name, "error": str(exc)}
+        results.append({**result, "split": split, "kind": "paired" if paired else "unpaired"})
     return results
 
 
@@ -603,9 +633,13 @@ COMPARE_PICK_LIMIT = 200
 def experiments_to_pick(user) -> list[Experiment]:
     """What the compare page offers to pick when nothing is chosen: the experiments
     ``user`` may see, the most recent run first, at most ``COMPARE_PICK_LIMIT`` (the leaderboard's
-    filters find older ones)."""
-    newest = (F("date").desc(nulls_last=True), "-created_at", "-pk")
-    return list(experiments_visible_to(user).order_by(*newest)[:COMPARE_PICK_LIMIT])
+    filters find older ones). ``ran``: the date shown, its run's or, without one, its
+    record's."""
+    ran = Coalesce(F("date"), TruncDate("created_at"))
+    newest = (F("ran").desc(), "-created_at", "-pk")
+    return list(
+        experiments_visible_to(user).annotate(ran=ran).order_by(*newest)[:COMPARE_PICK_LIMIT]
+    )
 
 
 def experiments_chosen(user, raw_ids: str) -> tuple[list[Experiment], list[int]]:
@@ -630,22 +664,33 @@ def experiments_chosen(user, raw_ids: str) -> tuple[list[Experiment], list[int]]
 def comparison_of(experiments: list[Experiment], split: str = "", *, clean: bool = False) -> dict:
     """What the compare page and ``/api/compare/`` show for the same selection: the splits
     every experiment has a figure on, the split compared (``split`` when common, else the
-    first common one), each experiment's Any Medal % per split and the comparisons; of
-    the clean subset with ``clean``."""
+    first common one), each experiment's Any Medal % per split and the comparisons (the
+    first experiment against each other one); of the clean subset with ``clean``.
+
+    When no split is common to all, every pair that shares one is compared on the first
+    they share (``split`` when they share it), and each pair sharing none is listed with
+    the error "no split in common"."""
     by_split = {e.pk: any_medal_by_split(e, clean=clean) for e in experiments}
-    common = [s for s in SPLIT_PREFERENCE if all(s in by_split[e.pk] for e in experiments)]
+
+    def shared(group) -> list[str]:
+        return [s for s in SPLIT_PREFERENCE if all(s in by_split[e.pk] for e in group)]
+
+    common = shared(experiments)
     chosen = split if split in common else default_split(common)
+    if common:
+        pairs = [(experiments[0], other, chosen, common) for other in experiments[1:]]
+    else:
+        pairs = []
+        for i, a in enumerate(experiments):
+            for b in experiments[i + 1 :]:
+                both = shared((a, b))
+                pairs.append((a, b, split if split in both else default_split(both), both))
     return {
         "split": chosen,
         "common_splits": common,
         "by_split": by_split,
         "clean": clean,
-        "comparisons": _pairwise_comparisons(experiments, by_split, chosen, common, clean)
-        if common
-        else [
-            {"a": experiments[0].name, "b": e.name, "error": "no split in common", "kind": ""}
-            for e in experiments[1:]
-        ],
+        "comparisons": _pairwise_comparisons(pairs, experiments, by_split, clean),
     }
 
 

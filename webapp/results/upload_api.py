@@ -45,7 +45,9 @@ class UploadProgressOutput(serializers.Serializer):
         help_text="runs graded with an invalid or missing submission (count as 0)"
     )
     invalid_submissions = serializers.ListField(
-        child=serializers.DictField(), help_text="those runs, with what was wrong"
+        child=serializers.DictField(),
+        help_text="those runs, with what was wrong and whether a submission was made "
+        "(submission_made: false for a run that made none)",
     )
     error = serializers.CharField(allow_null=True)
     warnings = serializers.ListField(child=serializers.CharField())

@@ -25,9 +25,8 @@ from webapp.results.leaderboard import (
     csv_rows,
     filter_choices,
     leaderboard_entries,
+    page_tables,
     ranking_split,
-    shown_splits,
-    table_rows,
 )
 
 
@@ -43,24 +42,31 @@ def home(request):
         writer = csv.writer(response)
         writer.writerows(csv_rows(entries))
         return response
-    shown = shown_splits(entries)
+    tables = page_tables(entries)
+    agents, shown = tables["agents"], tables["shown"]
     query = request.GET.copy()
     query.pop("format", None)
-    rows, footnotes = table_rows(entries, shown)
     return render(
         request,
         "results/home.html",
         {
             "entries": entries,
-            "rows_html": render_rows("results/leaderboard_rows.html", rows=rows),
-            "footnotes": footnotes,
-            "ranked_on": split_label(ranking_split(entries)) if entries else "",
+            "rows_html": render_rows("results/leaderboard_rows.html", rows=tables["rows"]),
+            "agents": agents,
+            "references": tables["references"],
+            "reference_rows_html": render_rows(
+                "results/leaderboard_rows.html", rows=tables["reference_rows"]
+            ),
+            "reference_splits": split_choices(tables["reference_shown"]),
+            "footnotes": tables["footnotes"],
+            "ranked_on": split_label(ranking_split(agents)) if agents else "",
+            # The chart draws the agents' table only: the references are apart.
             "dots_figure": figures.leaderboard_dots_from_table(
-                entries, split_choices(shown), "leaderboard"
+                agents, split_choices(shown), "leaderboard"
             )
-            if any(v for e in entries for v in e["splits"].values())
+            if any(v for e in agents for v in e["splits"].values())
             else None,
-            "unranked": sum(1 for e in entries if e["rank"] is None),
+            "unranked": sum(1 for e in agents if e["rank"] is None),
             "splits": split_choices(shown),
             "filters": filters,
             "query": query.urlencode(),
@@ -132,7 +138,10 @@ def experiment_detail(request, pk: int):
             "all_competitions_href": "?" + back_query + "#reports",
             # Figures as published, nothing behind them: no reports to list or download.
             "published_only": bool(experiment.published_figures) and not table["rows"],
-            "published": experiment.published_figures,
+            "published": [
+                (split_label(s), experiment.published_figures[s])
+                for s in in_display_order(experiment.published_figures or {})
+            ],
             "published_footnotes": selectors.published_footnotes(experiment),
             # "time_figure": the score-over-hours curve (``webapp.runs``).
             **extensions.experiment_figures(experiment),
@@ -169,6 +178,22 @@ def experiment_reports_download(request, pk: int, fmt: str):
     return response
 
 
+def _split_tables(chosen: list, by_split: dict, splits_shown: list[str]) -> dict:
+    """Compare's Any Medal % per split: the table, the original/obfuscated pairs, the bars."""
+    return {
+        "split_rows": [
+            (split_label(s), [by_split[e.pk].get(s) for e in chosen]) for s in splits_shown
+        ],
+        "description_pairs": [
+            {**row, "label": split_label(row["split"])}
+            for row in selectors.description_pairs(chosen, by_split)
+        ],
+        "split_bars_figure": figures.split_bars(
+            [(e.name, by_split[e.pk]) for e in chosen], split_choices(splits_shown)
+        ),
+    }
+
+
 def compare(request):
     raw = request.GET.get("experiments", "")
     chosen, missing = selectors.experiments_chosen(request.user, raw)
@@ -179,27 +204,56 @@ def compare(request):
         context["picked"] = {e.pk for e in chosen}
         if raw:
             context["error"] = "Pick two or more experiments you can see."
+        elif request.GET.get("with"):
+            # "Compare with…" from an experiment's page: that one ticked, the others to pick.
+            start, _ = selectors.experiments_chosen(request.user, request.GET["with"])
+            context["compare_with"] = start[0] if len(start) == 1 else None
+            context["picked"] = {e.pk for e in start[:1]}
         return render(request, "results/compare.html", context, status=200 if not raw else 400)
     clean = wants_clean_subset(request.GET)
     context["clean"] = clean
     result = selectors.comparison_of(chosen, request.GET.get("split", ""), clean=clean)
     split = result["split"]
-    if not result["common_splits"]:
+    has_splits = [
+        (e, [split_label(s) for s in in_display_order(result["by_split"][e.pk])]) for e in chosen
+    ]
+    if not result["common_splits"] and all(c.get("error") for c in result["comparisons"]):
         # Nothing to compare: a sentence saying what each one has, no empty figures.
-        context["nothing_in_common"] = [
-            (e, [split_label(s) for s in in_display_order(result["by_split"][e.pk])])
-            for e in chosen
-        ]
+        context["nothing_in_common"] = has_splits
         return render(request, "results/compare.html", context)
     for comparison in result["comparisons"]:
+        comparison["split_label"] = split_label(comparison["split"])
+        # Wins and losses with equal medal rates (decided on the level reached below a
+        # medal, or on the score): the medal-rate test does not see them, so "no clear
+        # difference" can stand beside "4 losses".
+        comparison["decided_below_medals"] = sum(
+            1
+            for row in comparison.get("per_competition", ())
+            if row["result"] != "tie" and row["a_medal_rate"] == row["b_medal_rate"]
+        )
         for row in comparison.get("splits", ()):
             row["label"] = split_label(row["split"])
         for row in comparison.get("per_competition", ()):
             row["a_score_text"] = format_score(row["a_score"])
             row["b_score_text"] = format_score(row["b_score"])
+    splits_shown = in_display_order(s for e in chosen for s in result["by_split"][e.pk])
+    if not result["common_splits"]:
+        # No split common to all: the pairs that share one are compared on it; the figures
+        # drawn on one split (funnels, pass@k, contamination, tokens) have none to use.
+        context.update(
+            {
+                **_split_tables(chosen, result["by_split"], splits_shown),
+                "mixed": {
+                    "has_splits": has_splits,
+                    "unshared": [c for c in result["comparisons"] if c.get("error")],
+                },
+                "comparisons": [c for c in result["comparisons"] if not c.get("error")],
+                **analysis_pages.compare_failures(chosen),
+            }
+        )
+        return render(request, "results/compare.html", context)
     parts = selectors.split_parts(chosen, split, ("funnel", "pass_at_k"), clean=clean)
     per_experiment = [(e, parts[e.pk]) for e in chosen]
-    splits_shown = in_display_order(s for e in chosen for s in result["by_split"][e.pk])
     funnels = [(e.name, selectors.funnel_of(f)) for e, f in per_experiment]
     curves = [
         (e.name, f["pass_at_k"]["values"])
@@ -211,18 +265,7 @@ def compare(request):
             "split": split,
             "split_choices": split_choices(result["common_splits"]),
             "per_experiment": per_experiment,
-            "split_rows": [
-                (split_label(s), [result["by_split"][e.pk].get(s) for e in chosen])
-                for s in splits_shown
-            ],
-            "description_pairs": [
-                {**row, "label": split_label(row["split"])}
-                for row in selectors.description_pairs(chosen, result["by_split"])
-            ],
-            "split_bars_figure": figures.split_bars(
-                [(e.name, result["by_split"][e.pk]) for e in chosen],
-                split_choices(splits_shown),
-            ),
+            **_split_tables(chosen, result["by_split"], splits_shown),
             "funnels_figure": figures.funnels_side_by_side(funnels)
             if any(stages for _, stages in funnels)
             else None,
