@@ -108,9 +108,14 @@ class UserState:
 
     is_active: bool
     password: str
-    is_staff: bool
-    is_superuser: bool
+    # The rest of ROW_FLAGS, as the row holds them: a change of any is a new state.
+    flags: tuple
     owns_any: bool
+
+
+# The user row's flags that change what a page shows a person: the admin link in the
+# navigation (Django lets only staff into the admin) and every permission (a superuser).
+ROW_FLAGS = ("is_staff", "is_superuser")
 
 
 def user_state(user_id: int) -> UserState | None:
@@ -130,15 +135,15 @@ def user_state(user_id: int) -> UserState | None:
         .values_list(
             "is_active",
             "password",
-            "is_staff",
-            "is_superuser",
+            *ROW_FLAGS,
             *(f"owns_{i}" for i in range(len(owned))),
         )
         .first()
     )
     if row is None:
         return None
-    return UserState(*row[:4], owns_any=any(row[4:]))
+    flags = row[2 : 2 + len(ROW_FLAGS)]
+    return UserState(row[0], row[1], flags, owns_any=any(row[2 + len(ROW_FLAGS) :]))
 
 
 def viewer_class(user, state: UserState | None = None) -> ViewerClass:

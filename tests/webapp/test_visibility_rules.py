@@ -35,12 +35,14 @@ RULES = [
         "a staff member with no permission may see and do no more than anyone",
         re.compile(r"\bis_staff\b|\bis_superuser\b|staff_member_required|IsAdminUser"),
         PYTHON + TEMPLATES,
-        # Django's admin lets only staff in: the link to it is for them.
+        # Django's admin lets only staff in: the link to it is for them; and a signed-in
+        # page is not served from the cache once a bulk update changed the flags.
         {
             (
                 "templates/viewer_nav.html",
                 "{% if user.is_staff %}<a href=\"{% url 'admin:index' %}\">",
-            )
+            ),
+            ("webapp/viewer_pages.py", 'ROW_FLAGS = ("is_staff", "is_superuser")'),
         },
     ),
     (

@@ -27,15 +27,19 @@ def sparse():
 
 
 def big():
-    """A large real (not sparse) submission, rewritten again and again: slow snapshots."""
+    """A large real (not sparse) submission, rewritten again and again: slow snapshots.
+    The first one may be smaller (``ADVERSARY_FIRST_BYTES``), so a snapshot is taken
+    however slow the disk is before the large ones."""
     size = int(os.environ.get("ADVERSARY_BIG_BYTES", str(256 * 1024**2)))
+    first = int(os.environ.get("ADVERSARY_FIRST_BYTES", str(size)))
     block = os.urandom(1024**2)
     while True:
         with open(SUBMISSION + ".tmp", "wb") as handle:
-            for _ in range(size // len(block)):
+            for _ in range(max(first, len(block)) // len(block)):
                 handle.write(block)
         os.replace(SUBMISSION + ".tmp", SUBMISSION)
-        say("written", size)
+        say("written", first)
+        first = size
 
 
 def fill_one(folder, name, limit):
