@@ -24,6 +24,7 @@ from pathlib import Path
 from config import env
 
 NAMES = ("web", "grading-worker", "runs-worker", "beat")
+WORKERS = ("grading-worker", "runs-worker")
 # Queues of the grading worker: grading and integrity checks, and the default queue.
 GRADING_QUEUES = ("grading", "default")
 # Seconds supervisord gives a process past the shutdown grace before it kills its group.
@@ -199,9 +200,12 @@ def supervisord_conf() -> str:
             "startretries=20",
             "stopsignal=TERM",
             f"stopwaitsecs={stop_wait}",
-            # Stop and kill the whole group: a worker's pool processes and the agents they
-            # started locally go with it.
-            "stopasgroup=true",
+            # A Celery worker is asked to stop alone: it stops its pool itself. Its pool
+            # processes told to stop as well die at once, one of them holding the lock of
+            # the pool's task queue, and the worker then waits on that lock until it is
+            # killed. gunicorn's workers and beat stop promptly when told with their master.
+            f"stopasgroup={'false' if name in WORKERS else 'true'}",
+            # Killed as a whole group: a worker's pool processes go with it.
             "killasgroup=true",
             "redirect_stderr=true",
             f"stdout_logfile={logs / (name + '.out')}",
