@@ -148,6 +148,35 @@ class Channel(filesystem.Channel):
         return folder
 
 
+# How long a worker told to stop may go on waiting for a message before it looks again.
+_STOP_CHECK_S = 0.2
+
+
+def _worker_stopping() -> bool:
+    """This process is a Celery worker asked to stop (SIGTERM, Ctrl-C)."""
+    from celery.worker import state
+
+    return state.should_stop is not None or state.should_terminate is not None
+
+
 class Transport(filesystem.Transport):
     Channel = Channel
     global_state = filesystem.virtual.BrokerState()
+
+    def drain_events(self, connection, timeout=None):
+        """Wait up to ``timeout`` s for a message, as kombu does, but end the wait early
+        once the worker is asked to stop. For a broker without a socket Celery waits 2 s at
+        a time and looks for a stop request only between two waits: every stop of a
+        worker would otherwise begin with up to 2 s of nothing."""
+        if timeout is None:
+            return super().drain_events(connection, timeout)
+        deadline = monotonic() + timeout
+        while True:
+            left = deadline - monotonic()
+            try:
+                return super().drain_events(
+                    connection, timeout=max(min(left, _STOP_CHECK_S), 0.001)
+                )
+            except TimeoutError:
+                if left <= _STOP_CHECK_S or _worker_stopping():
+                    raise
