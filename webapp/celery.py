@@ -68,12 +68,18 @@ def _worker_name(consumer) -> str:
     return getattr(consumer, "hostname", None) or f"worker@{socket.gethostname()}"
 
 
+# This worker's consumer (its pool and queues), known once it is ready.
+_consumer = None
+
+
 @worker_ready.connect
 def worker_heartbeat(sender=None, **kwargs) -> None:
     """Every worker says it is alive, with the queues it consumes, so pages of waiting work
     can say when none has answered (the status page lists them). A runs worker says it
     through its run host's heartbeat (``register_run_host``, ``webapp.runs.hosts``): one
     heartbeat thread, not two, in the process whose stop hands agent runs over."""
+    global _consumer
+    _consumer = sender
     if _run_queues(sender):
         return
     _start_heartbeat(_worker_name(sender), "worker", _queues(sender))
@@ -92,10 +98,14 @@ def beat_heartbeat(sender=None, **kwargs) -> None:
 def _stop_heartbeat(wait_s: float = 0.0) -> None:
     """Stop this process's heartbeat; its thread marks the row stopped as it ends. From a
     worker's stop (a signal handler) nothing is waited for: the stop is not held up."""
-    global _heartbeat
+    global _heartbeat, _stopped_heartbeat
     if _heartbeat is not None:
         _heartbeat.stop(wait_s)
-        _heartbeat = None
+        _heartbeat, _stopped_heartbeat = None, _heartbeat
+
+
+# The heartbeat stopped last: its thread marks its row stopped before the process ends.
+_stopped_heartbeat = None
 
 
 @worker_init.connect
@@ -120,6 +130,28 @@ def register_run_host(sender=None, **kwargs) -> None:
 
 
 @worker_shutting_down.connect
+def hand_work_back(**kwargs) -> None:
+    """A worker of short work (grading, reading uploads, checks) told to stop hands back
+    what its running tasks hold, as soon as the stop is asked for: each row waits again
+    (``work.hand_back``; the sweeper sends it again, to this worker's next start or another
+    worker), and the tasks are ended instead of waited for. A task ended this way stores
+    nothing: it no longer holds its row. A runs worker hands its agent runs over through
+    its host instead (``unregister_run_host``): each stops its agent itself."""
+    from celery.worker import state
+
+    if _consumer is None or _run_queues(_consumer):
+        return
+    from webapp import work
+
+    by_task = {kind.task: kind for kind in work.kinds().values() if kind.claims and kind.task}
+    running = [r for r in list(state.active_requests) if r.name in by_task and r.time_start]
+    for task, kind in by_task.items():
+        work.hand_back(kind, [r.id for r in running if r.name == task])
+    for request in running:
+        request.terminate(_consumer.pool, signal="SIGKILL")
+
+
+@worker_shutting_down.connect
 @worker_shutdown.connect
 def unregister_run_host(**kwargs) -> None:
     """A clean stop: the host is marked down and its runs handed over (queued again for
@@ -134,3 +166,30 @@ def unregister_run_host(**kwargs) -> None:
     # After the hand-over, which must not wait: the heartbeat thread marks its own row
     # stopped as it ends.
     _stop_heartbeat()
+
+
+@worker_shutdown.connect
+def end_stopped_worker(sender=None, **kwargs) -> None:
+    """A worker whose stop is done (its pool ended, its work handed back, its heartbeat
+    marked stopped) ends at once. What an ordinary exit would add is billiard's exit
+    handler, which waits out its pool threads' one-second naps, and the teardown of an
+    interpreter holding pandas and pyarrow: seconds of a stop doing nothing. Only a worker
+    that is its process's program (``celery worker``, not one embedded in another program),
+    and connected last, so every other stop handler has run."""
+    import logging
+    import sys
+
+    from celery.apps.worker import Worker
+    from celery.bootsteps import TERMINATE
+
+    if not isinstance(sender, Worker) or sender.blueprint.state != TERMINATE:
+        return
+    if _stopped_heartbeat is not None:
+        _stopped_heartbeat.stop(2.0)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(getattr(sender, "exitcode", None) or 0)

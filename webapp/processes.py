@@ -10,8 +10,8 @@ written in one place.
 Under ``serve``, supervisord (an existing supervisor, not a loop of ours) restarts any that
 dies, at once, and logs it in ``var/log/supervisord.log``; Ctrl-C or SIGTERM stops them all:
 each gets SIGTERM, then SIGKILL (to its whole process group) ``MLEBOARD_SHUTDOWN_GRACE_S``
-+ 3 s later. A runs worker told to stop hands its agent runs back at once
-(``webapp.celery``), so no run waits for it.
++ 3 s later. A worker told to stop hands its work back at once (``webapp.celery``): the
+grading it held waits again, its agent runs are queued again, and the next start does them.
 """
 
 from __future__ import annotations

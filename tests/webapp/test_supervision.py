@@ -1,8 +1,9 @@
 """`make run` keeps its processes alive (scripts/serve.sh: webapp/processes.py under
 supervisord): each process killed with SIGKILL runs again within 10 s, the restart is
 logged, and the work it held is finished without a hand. Ctrl-C (SIGINT) and SIGTERM stop
-everything, each process on its own (none killed at the end of its grace period). How long
-a stop takes is printed, not asserted.
+everything, each process on its own (none killed at the end of its grace period); a busy
+site hands its work back: the grading and the agent run it held wait again and are done
+at the next start, graded once. How long a stop takes is printed, not asserted.
 
 The site runs on the test's database and broker, in a var folder of its own, with a fast
 sweeper (every 2 s; claims silent for 4 s taken back), as a person runs it.
@@ -318,3 +319,45 @@ def test_ctrl_c_stops_an_idle_site_each_process_on_its_own(tmp_path, settings):
         _stop(site, signal.SIGINT)
     finally:
         site.stop()
+
+
+def test_a_busy_site_stopped_hands_its_work_back_and_does_it_at_the_next_start(tmp_path, settings):
+    demo_builds.demo_site(tmp_path, settings, seeds=1)
+    agents = tmp_path / "agents"
+    # Gradings that take 10 minutes and an agent that runs 10: a stop must not wait for them.
+    # A second grading process runs the sweeper meanwhile (it sends the agent run).
+    first = Site(
+        tmp_path, agents, sleep_s=600, MLEBOARD_GRADING_FAULT_DELAY="600", WORKER_CONCURRENCY="2"
+    )
+    try:
+        wait_for(first.all_running, timeout=120)
+        (run,) = _runs_to_grade(1)
+        agent_run = _launch_sleeper(first)
+        wait_for(lambda: Run.objects.get(pk=run.pk).status == Run.Status.RUNNING, timeout=120)
+        wait_for(
+            lambda: AgentRun.objects.get(pk=agent_run.pk).status == AgentRun.Status.RUNNING,
+            timeout=120,
+        )
+        _stop(first, signal.SIGTERM)
+    finally:
+        first.stop()
+    run.refresh_from_db()
+    agent_run.refresh_from_db()
+    # Handed back: both wait again, unclaimed, and nothing was stored for the grading.
+    assert (run.status, run.claimed_by, run.dispatched_at) == (Run.Status.QUEUED, "", None)
+    assert (agent_run.status, agent_run.claimed_by) == (AgentRun.Status.QUEUED, "")
+    assert not GradeReport.objects.filter(run=run).exists()
+
+    # The next start does them: graded once, the agent run (now a short one) to its end.
+    second = Site(tmp_path, agents, sleep_s=1)
+    try:
+        wait_for(lambda: Run.objects.get(pk=run.pk).status == Run.Status.GRADED, timeout=180)
+        wait_for(
+            lambda: (
+                AgentRun.objects.get(pk=agent_run.pk).status in work.kind_for("agent_run").final
+            ),
+            timeout=180,
+        )
+    finally:
+        second.stop()
+    assert GradeReport.objects.filter(run=run).count() == 1
