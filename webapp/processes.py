@@ -6,6 +6,7 @@ written in one place.
     python -m webapp.processes run NAME   # exec one process (compose, the Dockerfile)
     python -m webapp.processes serve      # all of them under supervisord (make run)
     python -m webapp.processes argv NAME  # print its command line
+    python -m webapp.processes announce PID  # "mleboard is up" once it answers (make run)
 
 Under ``serve``, supervisord (an existing supervisor, not a loop of ours) restarts any that
 dies, at once, and logs it in ``var/log/supervisord.log``; Ctrl-C or SIGTERM stops them all:
@@ -215,7 +216,73 @@ def supervisord_conf() -> str:
     return "\n".join(sections) + "\n"
 
 
+def _answer(url: str) -> int | None:
+    """The HTTP status the site at ``url`` answers with; None while nothing answers."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+    except OSError:
+        return None
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def announce(site_pid: int, *, note_after_s: float = 60.0) -> int:
+    """Print make run's "mleboard is up" line once the site answers at its address, not
+    when its processes have merely been started; say once where to look if it has not
+    answered after ``note_after_s``. Gives up when the site's supervisor (``site_pid``)
+    is gone. Returns 0 once it printed the line."""
+    import signal
+    import time
+
+    # Ctrl-C reaches it with the site: it ends quietly.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    host, port = env("HOST"), env("PORT")
+    local = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    url = f"http://{f'[{local}]' if ':' in local else local}:{port}/"
+    shown = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+    logs = log_dir()
+    if logs.is_relative_to(Path.cwd()):
+        logs = logs.relative_to(Path.cwd())
+    started = time.monotonic()
+    noted = False
+    while _running(site_pid):
+        status = _answer(url)
+        if status is not None and status < 500:
+            print(
+                f"\nmleboard is up: {shown}   (logs: {logs}/; restarts in "
+                f"{logs}/supervisord.log; Ctrl-C stops all)\n",
+                flush=True,
+            )
+            return 0
+        if not noted and time.monotonic() - started > note_after_s:
+            print(
+                f"mleboard has not answered at {shown} for {note_after_s:.0f} s yet: see "
+                f"{logs}/web.out and {logs}/supervisord.log",
+                flush=True,
+            )
+            noted = True
+        # A site failing its pages logs each failure: asked less often then.
+        time.sleep(0.5 if status is None else 5)
+    return 1
+
+
 def main(args: list[str]) -> int:
+    if len(args) == 2 and args[0] == "announce" and args[1].isdecimal():
+        return announce(int(args[1]))
     if len(args) == 2 and args[0] in ("run", "argv"):
         command = argv(args[1], logfile=env("MLEBOARD_LOG_TO_FILES"))
         if args[0] == "argv":

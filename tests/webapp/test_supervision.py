@@ -1,6 +1,7 @@
 """`make run` keeps its processes alive (scripts/serve.sh: webapp/processes.py under
 supervisord): each process killed with SIGKILL runs again within 10 s, the restart is
-logged, and the work it held is finished without a hand. Ctrl-C (SIGINT) and SIGTERM stop
+logged, and the work it held is finished without a hand. It says it is up once the site
+answers. Ctrl-C (SIGINT) and SIGTERM stop
 everything, each process on its own (none killed at the end of its grace period); a busy
 site hands its work back: the grading and the agent run it held wait again and are done
 at the next start, graded once. How long a stop takes is printed, not asserted.
@@ -22,6 +23,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Permission
 from rest_framework.authtoken.models import Token
 
@@ -54,6 +56,10 @@ class Site:
 
     def __init__(self, tmp_path: Path, agents: Path, sleep_s: int = 8, **extra: str):
         self.var = tmp_path / "var"
+        # The static files `make setup` collects (the test session's): pages need them.
+        self.var.mkdir(exist_ok=True)
+        if not (self.var / "staticfiles").exists():
+            (self.var / "staticfiles").symlink_to(settings.STATIC_ROOT)
         self.port = _free_port()
         (agents / "sleeper").mkdir(parents=True, exist_ok=True)
         (agents / "sleeper" / "agent.yaml").write_text(SLEEPER.format(seconds=sleep_s))
@@ -156,6 +162,10 @@ class Site:
             except (OSError, ValueError):
                 continue
         return found
+
+    def printed(self) -> str:
+        """What make run has printed (its terminal)."""
+        return Path(self.out.name).read_text(errors="replace")
 
     def output(self) -> str:
         parts = [self.out.name]
@@ -309,11 +319,15 @@ def _stop(site: Site, sig: int) -> None:
         assert f"stopped: {name} (" in log, log
 
 
-def test_ctrl_c_stops_an_idle_site_each_process_on_its_own(tmp_path, settings):
+def test_make_run_says_it_is_up_once_it_answers_and_stops_on_ctrl_c(tmp_path, settings):
     demo_builds.demo_site(tmp_path, settings, seeds=1)
     # Two processes in each worker's pool, as `make run` has by default.
     site = Site(tmp_path, tmp_path / "agents", WORKER_CONCURRENCY="2", MLEBOARD_RUN_SLOTS="2")
     try:
+        wait_for(lambda: "mleboard is up" in site.printed(), timeout=180)
+        assert site.answers(), site.printed()
+
+        # An idle site stops on Ctrl-C, each process on its own.
         wait_for(site.all_running, timeout=120)
         wait_for(site.ready, timeout=120)
         _stop(site, signal.SIGINT)
