@@ -294,7 +294,8 @@ VARIABLES: tuple[Variable, ...] = (
         "console",
         "`console`",
         "where mail (verification, password reset, invites) goes: `console` (the web "
-        "process's output), `smtp` (the `EMAIL_*` variables below) or `file` (`var/mail/`)",
+        "process's output: `make run`'s terminal), `smtp` (the `EMAIL_*` variables below) or "
+        "`file` (`var/mail/`)",
         ACCOUNTS,
     ),
     Variable("EMAIL_HOST", p.parse_str, "localhost", "`localhost`", "the SMTP server", ACCOUNTS),

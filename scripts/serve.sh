@@ -13,7 +13,7 @@ LOG=${MLEBOARD_VAR_DIR:-var}/log
 # allowed for this demo only, and the run pages say so. Set MLEBOARD_RUN_BACKEND=docker on a
 # host with a Docker engine.
 export MLEBOARD_RUN_BACKEND="${MLEBOARD_RUN_BACKEND:-local}"
-# The demo takes sign-ups (mail goes to the console); a deployment's default is closed.
+# The demo takes sign-ups (their mail is printed here); a deployment's default is closed.
 export MLEBOARD_SIGNUP="${MLEBOARD_SIGNUP:-open}"
 if [ "$MLEBOARD_RUN_BACKEND" = local ]; then
     export MLEBOARD_ALLOW_UNISOLATED_RUNS="${MLEBOARD_ALLOW_UNISOLATED_RUNS:-1}"

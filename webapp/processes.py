@@ -67,8 +67,10 @@ def argv(name: str, *, logfile: bool = False) -> list[str]:
             f"{env('HOST')}:{env('PORT')}",
             "--workers",
             str(env("WEB_CONCURRENCY")),
+            # Under make run its output is the terminal's (the mail it prints): the access
+            # log goes to a file.
             "--access-logfile",
-            "-",
+            str(logs / "web-access.log") if logfile else "-",
             "--timeout",
             "120",
             "--graceful-timeout",
@@ -208,11 +210,25 @@ def supervisord_conf() -> str:
             f"stopasgroup={'false' if name in WORKERS else 'true'}",
             # Killed as a whole group: a worker's pool processes go with it.
             "killasgroup=true",
-            "redirect_stderr=true",
-            f"stdout_logfile={logs / (name + '.out')}",
-            "stdout_logfile_maxbytes=10MB",
-            "stdout_logfile_backups=2",
         ]
+        if name == "web":
+            # What the site prints is mail (the console backend): the person running make
+            # run reads it on their terminal, supervisord's output. Its warnings and errors
+            # (stderr) go to its log.
+            sections += [
+                "stdout_logfile=/dev/stdout",
+                "stdout_logfile_maxbytes=0",
+                f"stderr_logfile={logs / (name + '.out')}",
+                "stderr_logfile_maxbytes=10MB",
+                "stderr_logfile_backups=2",
+            ]
+        else:
+            sections += [
+                "redirect_stderr=true",
+                f"stdout_logfile={logs / (name + '.out')}",
+                "stdout_logfile_maxbytes=10MB",
+                "stdout_logfile_backups=2",
+            ]
     return "\n".join(sections) + "\n"
 
 
@@ -280,6 +296,19 @@ def announce(site_pid: int, *, note_after_s: float = 60.0) -> int:
     return 1
 
 
+def _append_to_output() -> None:
+    """Make run's output written at its end, whoever writes it: supervisord writes its lines
+    through this descriptor and the web's through one it opens again (``/dev/stdout``), so
+    in a file (``make run > run.log``) each would write over the other's."""
+    import fcntl
+
+    try:
+        flags = fcntl.fcntl(sys.stdout.fileno(), fcntl.F_GETFL)
+        fcntl.fcntl(sys.stdout.fileno(), fcntl.F_SETFL, flags | os.O_APPEND)
+    except (OSError, ValueError):
+        pass
+
+
 def main(args: list[str]) -> int:
     if len(args) == 2 and args[0] == "announce" and args[1].isdecimal():
         return announce(int(args[1]))
@@ -297,6 +326,7 @@ def main(args: list[str]) -> int:
         conf.write_text(supervisord_conf(), encoding="utf-8")
         # Its children write their logs under var/log/ (they inherit this).
         os.environ["MLEBOARD_LOG_TO_FILES"] = "1"
+        _append_to_output()
         supervisord = [_program("supervisord"), "-c", str(conf)]
         os.execvp(supervisord[0], supervisord)
     print(__doc__, file=sys.stderr)

@@ -1,7 +1,7 @@
 """`make run` keeps its processes alive (scripts/serve.sh: webapp/processes.py under
 supervisord): each process killed with SIGKILL runs again within 10 s, the restart is
 logged, and the work it held is finished without a hand. It says it is up once the site
-answers. Ctrl-C (SIGINT) and SIGTERM stop
+answers, and prints the site's mail where its user reads it. Ctrl-C (SIGINT) and SIGTERM stop
 everything, each process on its own (none killed at the end of its grace period); a busy
 site hands its work back: the grading and the agent run it held wait again and are done
 at the next start, graded once. How long a stop takes is printed, not asserted.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -23,6 +24,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import requests
 from django.conf import settings
 from django.contrib.auth.models import Permission
 from rest_framework.authtoken.models import Token
@@ -319,13 +321,38 @@ def _stop(site: Site, sig: int) -> None:
         assert f"stopped: {name} (" in log, log
 
 
-def test_make_run_says_it_is_up_once_it_answers_and_stops_on_ctrl_c(tmp_path, settings):
+def _sign_up(site: Site, username: str) -> None:
+    """Sign up on the site's form, as a visitor does."""
+    base = f"http://127.0.0.1:{site.port}/accounts/signup/"
+    with requests.Session() as browser:
+        form = browser.get(base, timeout=30)
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text).group(1)
+        sent = browser.post(
+            base,
+            data={
+                "csrfmiddlewaretoken": token,
+                "email": f"{username}@example.org",
+                "username": username,
+                "password1": "a-long-pass-phrase-42",
+                "password2": "a-long-pass-phrase-42",
+            },
+            headers={"Referer": base},
+            timeout=30,
+        )
+    assert sent.status_code == 200 and "/accounts/confirm-email/" in sent.url, sent.text
+
+
+def test_make_run_says_it_is_up_once_it_answers_shows_mail_and_stops_on_ctrl_c(tmp_path, settings):
     demo_builds.demo_site(tmp_path, settings, seeds=1)
     # Two processes in each worker's pool, as `make run` has by default.
     site = Site(tmp_path, tmp_path / "agents", WORKER_CONCURRENCY="2", MLEBOARD_RUN_SLOTS="2")
     try:
         wait_for(lambda: "mleboard is up" in site.printed(), timeout=180)
         assert site.answers(), site.printed()
+        # The confirmation mail (the console backend) is on make run's own output.
+        _sign_up(site, "newcomer")
+        wait_for(lambda: "/accounts/confirm-email/" in site.printed(), timeout=60)
+        assert "To: newcomer@example.org" in site.printed()
 
         # An idle site stops on Ctrl-C, each process on its own.
         wait_for(site.all_running, timeout=120)
