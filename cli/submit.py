@@ -38,7 +38,7 @@ def register(subparsers) -> None:
         help="send MLE-bench run groups to a site (resumable) and follow their grading",
         description="Send run-group folders, a submissions.jsonl with its files, or a ready "
         "archive to an mleboard site, then follow grading and print the experiment's Any "
-        "Medal %% per split. Interrupted (connection, Ctrl-C)? Run the same command again: "
+        "Medal % per split. Interrupted (connection, Ctrl-C)? Run the same command again: "
         "it continues where it stopped. Exit codes: 0 graded, 1 refused or failed, 2 usage, "
         "3 interrupted (resumable).",
     )
