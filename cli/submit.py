@@ -338,27 +338,40 @@ def _dry_run_report(payload: _Payload, contents, metadata: dict, site: str, data
     seeds = ", ".join(str(s) for s in sorted({r.seed for r in runs}))
     competitions = len({r.competition_id for r in runs})
     print(f"{len(runs)} runs: {competitions} competitions × seeds {seeds}")
-    problems = 0
-    levels = set()
+    invalid = without = 0
+    checked: dict[str, set[str]] = {}
     for run in runs:
         verdict, level = _check_submission(run, data_dir)
-        levels.add(level)
-        problems += verdict.startswith("invalid")
+        if level:
+            checked.setdefault(level, set()).add(run.competition_id)
+        invalid += verdict.startswith("invalid")
+        without += run.submission_path is None
         print(f"  {run.competition_id:<45} seed {run.seed:<3} {verdict}")
-    print(_levels_note(levels))
-    if problems:
-        print(f"{problems} submission(s) would be graded as invalid (they count as no medal).")
+    note = _levels_note(checked, data_dir)
+    if note:
+        print(note)
+    if invalid:
+        # As the site counts them: a run without a submission is graded invalid too.
+        made = f" ({without} without a submission)" if without else ""
+        print(f"{invalid} run(s) would be graded as invalid{made}: they count as no medal.")
     print("Nothing was sent (--dry-run).")
     return EXIT_GRADED
 
 
 def _check_submission(run, data_dir: Path | None) -> tuple[str, str]:
-    """The verdict on one submission and how far it could be checked: ``full`` (the
-    graders' own validation, with the prepared answers), ``sample`` (columns and row count
-    against the public sample submission) or ``basic`` (a readable CSV with a header)."""
+    """The verdict on one submission, in the grading's words, and how far it could be
+    checked: ``full`` (the graders' own validation, with the prepared answers), ``sample``
+    (columns and row count against the public sample submission), ``basic`` (a readable
+    CSV with a header), or "" when grading refuses it without reading it (no submission,
+    not a .csv file)."""
+    from benchmark.grading import NO_SUBMISSION
+    from graders import missing_submission_reason
+
     if run.submission_path is None:
-        return "no submission (recorded as such: a result, not an error)", "basic"
+        return f"invalid: {NO_SUBMISSION}", ""
     path = Path(run.submission_path)
+    if reason := missing_submission_reason(path):
+        return f"invalid: {reason}", ""
     if data_dir is not None:
         import graders
         from graders import AnswersMissing, GraderError
@@ -415,19 +428,38 @@ def _compare_with_sample(path: Path, sample: Path) -> str:
     return "columns and row count match the sample submission"
 
 
-def _levels_note(levels: set[str]) -> str:
-    if levels <= {"full"}:
+def _levels_note(checked: dict[str, set[str]], data_dir: Path | None) -> str:
+    """How far the submissions were checked (``checked``: the competitions checked at each
+    level), and what would check them further."""
+    if not checked:
+        return ""
+    if set(checked) == {"full"}:
         return "Checked with the graders' own validation (the prepared answers in --data-dir)."
-    if "sample" in levels:
+    if data_dir is None:
         return (
-            "Checked against the public sample submissions (columns, row count); the ids and "
-            "values are checked by the site, or here with --data-dir holding prepared answers."
+            "Checked here: the layout, the competitions and that each CSV reads. Give "
+            "--data-dir (MLE-bench's prepared data) to check columns against the sample "
+            "submissions, or with the private answers, exactly as the site's graders will."
         )
-    return (
-        "Checked here: the layout, the competitions and that each CSV reads. Give --data-dir "
-        "(MLE-bench's prepared data) to check columns against the sample submissions, or "
-        "with the private answers, exactly as the site's graders will."
-    )
+    lines = []
+    if "full" in checked:
+        lines.append(
+            "Checked with the graders' own validation where --data-dir has the prepared "
+            f"answers ({', '.join(sorted(checked['full']))})."
+        )
+    if "sample" in checked:
+        lines.append(
+            f"{data_dir} has no prepared answers (prepared/private/) for "
+            f"{', '.join(sorted(checked['sample']))}: checked against the public sample "
+            "submissions (columns, row count); the ids and values are checked by the site."
+        )
+    if "basic" in checked:
+        lines.append(
+            f"{data_dir} has neither prepared answers nor a sample submission for "
+            f"{', '.join(sorted(checked['basic']))}: checked that each CSV reads; the site "
+            "checks the rest."
+        )
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- sending
