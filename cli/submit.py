@@ -1,7 +1,7 @@
 """``mleboard submit``: send MLE-bench runs to a site, resumably, and follow their grading;
 ``mleboard login``: keep a token for a site.
 
-    mleboard submit PATH [PATH ...] --site URL [--token T]
+    mleboard submit PATH [PATH ...] [--site URL] [--token T]
                     [--metadata FILE | --scaffold S --model M] [--name N]
                     [--no-wait] [--dry-run] [--data-dir DIR]
 
@@ -44,7 +44,9 @@ def register(subparsers) -> None:
     )
     submit.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     submit.add_argument(
-        "--site", required=True, help="the site's address, e.g. https://mleboard.example.org"
+        "--site",
+        help="the site's address, e.g. https://mleboard.example.org (default: the one "
+        "`mleboard login` was last given)",
     )
     submit.add_argument(
         "--token", help="an API token (default: $MLEBOARD_TOKEN, else `mleboard login`'s)"
@@ -94,10 +96,13 @@ def register(subparsers) -> None:
         "login",
         help="keep an API token for a site (in a file only you can read)",
         description="Check a token against the site and keep it in the user's config "
-        "folder (mode 0600) for `mleboard submit --site` to use. Make tokens on the site's "
+        "folder (mode 0600) for `mleboard submit` to use, and remember the site: later "
+        "commands need no --site. Make tokens on the site's "
         "API tokens page.",
     )
-    login.add_argument("--site", required=True)
+    login.add_argument(
+        "--site", help="the site's address (default: the one last given to `mleboard login`)"
+    )
     login.add_argument("--token", help="the token (default: asked for, not echoed)")
     login.set_defaults(handler=cmd_login)
 
@@ -118,10 +123,10 @@ def _size(n: float) -> str:
 
 
 def cmd_login(args: argparse.Namespace) -> int:
-    from cli.site_api import Site, SiteError, normalise_site, save_token
+    from cli.site_api import Site, SiteError, resolve_site, save_site, save_token
 
     try:
-        site = normalise_site(args.site)
+        site = resolve_site(args.site)
     except SiteError as error:
         _say(f"mleboard login: {error}")
         return EXIT_USAGE
@@ -135,7 +140,9 @@ def cmd_login(args: argparse.Namespace) -> int:
         _say(f"mleboard login: {error}")
         return EXIT_REFUSED
     path = save_token(site, token.strip())
+    save_site(site)
     print(f"Token for {site} saved in {path} (readable by you only).")
+    print(f"`mleboard submit` sends to {site} unless given another --site.")
     return EXIT_GRADED
 
 
@@ -241,10 +248,10 @@ class _Payload:
 
 
 def _submit(args) -> int:
-    from cli.site_api import SiteError, normalise_site, resolve_token
+    from cli.site_api import SiteError, resolve_site, resolve_token
 
     try:
-        site = normalise_site(args.site)
+        site = resolve_site(args.site)
     except SiteError as error:
         raise _Usage(str(error)) from None
     if args.chunk_size < 1 or args.retries < 0:
