@@ -9,6 +9,7 @@ import resource
 from celery import Celery
 from celery.signals import (
     beat_init,
+    task_received,
     worker_init,
     worker_process_init,
     worker_ready,
@@ -129,26 +130,62 @@ def register_run_host(sender=None, **kwargs) -> None:
     hosts.start(queues=queues, slots=concurrency)
 
 
+# Claim tokens (task ids) of the short work a stopping worker hands back; None until a stop
+# is asked for.
+_handing_back: set[str] | None = None
+
+
+def _short_work() -> dict:
+    """The kinds of work a grading worker's tasks claim, by task name."""
+    from webapp import work
+
+    return {kind.task: kind for kind in work.kinds().values() if kind.claims and kind.task}
+
+
+def _hand_back(by_task: dict) -> None:
+    from webapp import work
+
+    for kind in {kind.name: kind for kind in by_task.values()}.values():
+        work.hand_back(kind, _handing_back or ())
+
+
 @worker_shutting_down.connect
 def hand_work_back(**kwargs) -> None:
     """A worker of short work (grading, reading uploads, checks) told to stop hands back
-    what its running tasks hold, as soon as the stop is asked for: each row waits again
+    what its tasks hold, as soon as the stop is asked for: each row waits again
     (``work.hand_back``; the sweeper sends it again, to this worker's next start or another
-    worker), and the tasks are ended instead of waited for. A task ended this way stores
-    nothing: it no longer holds its row. A runs worker hands its agent runs over through
-    its host instead (``unregister_run_host``): each stops its agent itself."""
+    worker), and the tasks are ended instead of waited for, those its pool had not started
+    yet as they start. A task ended this way stores nothing: it no longer holds its row.
+    A runs worker hands its agent runs over through its host instead
+    (``unregister_run_host``): each stops its agent itself."""
     from celery.worker import state
 
+    global _handing_back
     if _consumer is None or _run_queues(_consumer):
         return
-    from webapp import work
-
-    by_task = {kind.task: kind for kind in work.kinds().values() if kind.claims and kind.task}
-    running = [r for r in list(state.active_requests) if r.name in by_task and r.time_start]
-    for task, kind in by_task.items():
-        work.hand_back(kind, [r.id for r in running if r.name == task])
-    for request in running:
+    by_task = _short_work()
+    tasks = {r for r in (*state.reserved_requests, *state.active_requests) if r.name in by_task}
+    _handing_back = {r.id for r in tasks} | (_handing_back or set())
+    _hand_back(by_task)
+    for request in tasks:
         request.terminate(_consumer.pool, signal="SIGKILL")
+
+
+@task_received.connect
+def end_what_arrives_stopping(request=None, **kwargs) -> None:
+    """A task that reaches a worker of short work after its stop was asked for is handed
+    back too, ended as it starts."""
+    if _handing_back is not None and request is not None and request.name in _short_work():
+        _handing_back.add(request.id)
+        request.terminate(_consumer.pool, signal="SIGKILL")
+
+
+@worker_shutdown.connect
+def hand_back_the_rest(**kwargs) -> None:
+    """Once the pool has ended, hand back again: a task that started as the stop was asked
+    for may have claimed its row before it was ended."""
+    if _handing_back:
+        _hand_back(_short_work())
 
 
 @worker_shutting_down.connect

@@ -1,5 +1,6 @@
 """The embedded broker (``webapp.embedded_broker``): a worker asked to stop stops waiting for
-messages at once instead of at the end of Celery's wait, and messages still arrive."""
+messages at once instead of at the end of Celery's wait, and takes no more; otherwise
+messages arrive."""
 
 from __future__ import annotations
 
@@ -37,11 +38,17 @@ def _consume(connection, received: list, name: str):
 
 
 @pytest.mark.timeout(60)
-def test_a_worker_asked_to_stop_stops_waiting_for_messages(broker, monkeypatch):
+def test_a_worker_asked_to_stop_stops_waiting_and_takes_no_more(broker, monkeypatch):
     received: list = []
     with _consume(broker, received, "stopping"):
         monkeypatch.setattr(state, "should_stop", 0)
         # An hour's wait, ended by the stop request (a hang fails at the test's timeout).
+        with pytest.raises(TimeoutError):
+            broker.drain_events(timeout=3600)
+        # A message waiting is left for the next start: no task starts after a stop.
+        broker.Producer().publish(
+            {"run": 2}, exchange="stopping", routing_key="stopping", serializer="json"
+        )
         with pytest.raises(TimeoutError):
             broker.drain_events(timeout=3600)
     assert received == []
