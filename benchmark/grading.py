@@ -19,6 +19,9 @@ from benchmark.leaderboard import (
 from benchmark.medals import leaderboard_percentile, rank_score
 from benchmark.reports import CompetitionReport
 
+# The reason a run without a submission is graded invalid with (it counts as no medal).
+NO_SUBMISSION = "No submission was made."
+
 
 def grade_submission_run(
     submission_path: Path | None,
@@ -48,7 +51,7 @@ def grade_submission_run(
             None,
             False,
             False,
-            "No submission was made.",
+            NO_SUBMISSION,
             grader_for(competition_id).grader_version,
             ErrorClass.MISSING,
         )

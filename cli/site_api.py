@@ -75,6 +75,36 @@ def save_token(site: str, token: str) -> Path:
     return path
 
 
+def _site_file() -> Path:
+    return config_dir() / "site"
+
+
+def save_site(site: str) -> None:
+    """Remember ``site`` (the last one ``mleboard login`` was given) for commands given none."""
+    folder = config_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    temp = _site_file().with_suffix(".tmp")
+    temp.write_text(site + "\n", encoding="utf-8")
+    os.replace(temp, _site_file())
+
+
+def resolve_site(given: str | None) -> str:
+    """The site's address: ``--site``, else the one ``mleboard login`` was last given.
+    SiteError when there is neither, or the address is not one."""
+    if given:
+        return normalise_site(given)
+    try:
+        saved = _site_file().read_text(encoding="utf-8").strip()
+    except OSError:
+        saved = ""
+    if not saved:
+        raise SiteError(
+            "say which site: --site URL (e.g. https://mleboard.example.org), or run "
+            "`mleboard login --site URL` once and it is remembered"
+        )
+    return normalise_site(saved)
+
+
 def resolve_token(site: str, given: str | None) -> tuple[str | None, str]:
     """The token to use and where it came from: ``--token``, else ``$MLEBOARD_TOKEN``,
     else the file ``mleboard login`` wrote for this site."""

@@ -1,7 +1,7 @@
 """``mleboard submit``: send MLE-bench runs to a site, resumably, and follow their grading;
 ``mleboard login``: keep a token for a site.
 
-    mleboard submit PATH [PATH ...] --site URL [--token T]
+    mleboard submit PATH [PATH ...] [--site URL] [--token T]
                     [--metadata FILE | --scaffold S --model M] [--name N]
                     [--no-wait] [--dry-run] [--data-dir DIR]
 
@@ -38,13 +38,15 @@ def register(subparsers) -> None:
         help="send MLE-bench run groups to a site (resumable) and follow their grading",
         description="Send run-group folders, a submissions.jsonl with its files, or a ready "
         "archive to an mleboard site, then follow grading and print the experiment's Any "
-        "Medal %% per split. Interrupted (connection, Ctrl-C)? Run the same command again: "
+        "Medal % per split. Interrupted (connection, Ctrl-C)? Run the same command again: "
         "it continues where it stopped. Exit codes: 0 graded, 1 refused or failed, 2 usage, "
         "3 interrupted (resumable).",
     )
     submit.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     submit.add_argument(
-        "--site", required=True, help="the site's address, e.g. https://mleboard.example.org"
+        "--site",
+        help="the site's address, e.g. https://mleboard.example.org (default: the one "
+        "`mleboard login` was last given)",
     )
     submit.add_argument(
         "--token", help="an API token (default: $MLEBOARD_TOKEN, else `mleboard login`'s)"
@@ -94,10 +96,13 @@ def register(subparsers) -> None:
         "login",
         help="keep an API token for a site (in a file only you can read)",
         description="Check a token against the site and keep it in the user's config "
-        "folder (mode 0600) for `mleboard submit --site` to use. Make tokens on the site's "
+        "folder (mode 0600) for `mleboard submit` to use, and remember the site: later "
+        "commands need no --site. Make tokens on the site's "
         "API tokens page.",
     )
-    login.add_argument("--site", required=True)
+    login.add_argument(
+        "--site", help="the site's address (default: the one last given to `mleboard login`)"
+    )
     login.add_argument("--token", help="the token (default: asked for, not echoed)")
     login.set_defaults(handler=cmd_login)
 
@@ -118,10 +123,10 @@ def _size(n: float) -> str:
 
 
 def cmd_login(args: argparse.Namespace) -> int:
-    from cli.site_api import Site, SiteError, normalise_site, save_token
+    from cli.site_api import Site, SiteError, resolve_site, save_site, save_token
 
     try:
-        site = normalise_site(args.site)
+        site = resolve_site(args.site)
     except SiteError as error:
         _say(f"mleboard login: {error}")
         return EXIT_USAGE
@@ -135,7 +140,9 @@ def cmd_login(args: argparse.Namespace) -> int:
         _say(f"mleboard login: {error}")
         return EXIT_REFUSED
     path = save_token(site, token.strip())
+    save_site(site)
     print(f"Token for {site} saved in {path} (readable by you only).")
+    print(f"`mleboard submit` sends to {site} unless given another --site.")
     return EXIT_GRADED
 
 
@@ -241,10 +248,10 @@ class _Payload:
 
 
 def _submit(args) -> int:
-    from cli.site_api import SiteError, normalise_site, resolve_token
+    from cli.site_api import SiteError, resolve_site, resolve_token
 
     try:
-        site = normalise_site(args.site)
+        site = resolve_site(args.site)
     except SiteError as error:
         raise _Usage(str(error)) from None
     if args.chunk_size < 1 or args.retries < 0:
@@ -338,27 +345,40 @@ def _dry_run_report(payload: _Payload, contents, metadata: dict, site: str, data
     seeds = ", ".join(str(s) for s in sorted({r.seed for r in runs}))
     competitions = len({r.competition_id for r in runs})
     print(f"{len(runs)} runs: {competitions} competitions × seeds {seeds}")
-    problems = 0
-    levels = set()
+    invalid = without = 0
+    checked: dict[str, set[str]] = {}
     for run in runs:
         verdict, level = _check_submission(run, data_dir)
-        levels.add(level)
-        problems += verdict.startswith("invalid")
+        if level:
+            checked.setdefault(level, set()).add(run.competition_id)
+        invalid += verdict.startswith("invalid")
+        without += run.submission_path is None
         print(f"  {run.competition_id:<45} seed {run.seed:<3} {verdict}")
-    print(_levels_note(levels))
-    if problems:
-        print(f"{problems} submission(s) would be graded as invalid (they count as no medal).")
+    note = _levels_note(checked, data_dir)
+    if note:
+        print(note)
+    if invalid:
+        # As the site counts them: a run without a submission is graded invalid too.
+        made = f" ({without} without a submission)" if without else ""
+        print(f"{invalid} run(s) would be graded as invalid{made}: they count as no medal.")
     print("Nothing was sent (--dry-run).")
     return EXIT_GRADED
 
 
 def _check_submission(run, data_dir: Path | None) -> tuple[str, str]:
-    """The verdict on one submission and how far it could be checked: ``full`` (the
-    graders' own validation, with the prepared answers), ``sample`` (columns and row count
-    against the public sample submission) or ``basic`` (a readable CSV with a header)."""
+    """The verdict on one submission, in the grading's words, and how far it could be
+    checked: ``full`` (the graders' own validation, with the prepared answers), ``sample``
+    (columns and row count against the public sample submission), ``basic`` (a readable
+    CSV with a header), or "" when grading refuses it without reading it (no submission,
+    not a .csv file)."""
+    from benchmark.grading import NO_SUBMISSION
+    from graders import missing_submission_reason
+
     if run.submission_path is None:
-        return "no submission (recorded as such: a result, not an error)", "basic"
+        return f"invalid: {NO_SUBMISSION}", ""
     path = Path(run.submission_path)
+    if reason := missing_submission_reason(path):
+        return f"invalid: {reason}", ""
     if data_dir is not None:
         import graders
         from graders import AnswersMissing, GraderError
@@ -415,19 +435,38 @@ def _compare_with_sample(path: Path, sample: Path) -> str:
     return "columns and row count match the sample submission"
 
 
-def _levels_note(levels: set[str]) -> str:
-    if levels <= {"full"}:
+def _levels_note(checked: dict[str, set[str]], data_dir: Path | None) -> str:
+    """How far the submissions were checked (``checked``: the competitions checked at each
+    level), and what would check them further."""
+    if not checked:
+        return ""
+    if set(checked) == {"full"}:
         return "Checked with the graders' own validation (the prepared answers in --data-dir)."
-    if "sample" in levels:
+    if data_dir is None:
         return (
-            "Checked against the public sample submissions (columns, row count); the ids and "
-            "values are checked by the site, or here with --data-dir holding prepared answers."
+            "Checked here: the layout, the competitions and that each CSV reads. Give "
+            "--data-dir (MLE-bench's prepared data) to check columns against the sample "
+            "submissions, or with the private answers, exactly as the site's graders will."
         )
-    return (
-        "Checked here: the layout, the competitions and that each CSV reads. Give --data-dir "
-        "(MLE-bench's prepared data) to check columns against the sample submissions, or "
-        "with the private answers, exactly as the site's graders will."
-    )
+    lines = []
+    if "full" in checked:
+        lines.append(
+            "Checked with the graders' own validation where --data-dir has the prepared "
+            f"answers ({', '.join(sorted(checked['full']))})."
+        )
+    if "sample" in checked:
+        lines.append(
+            f"{data_dir} has no prepared answers (prepared/private/) for "
+            f"{', '.join(sorted(checked['sample']))}: checked against the public sample "
+            "submissions (columns, row count); the ids and values are checked by the site."
+        )
+    if "basic" in checked:
+        lines.append(
+            f"{data_dir} has neither prepared answers nor a sample submission for "
+            f"{', '.join(sorted(checked['basic']))}: checked that each CSV reads; the site "
+            "checks the rest."
+        )
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- sending

@@ -294,7 +294,8 @@ VARIABLES: tuple[Variable, ...] = (
         "console",
         "`console`",
         "where mail (verification, password reset, invites) goes: `console` (the web "
-        "process's output), `smtp` (the `EMAIL_*` variables below) or `file` (`var/mail/`)",
+        "process's output: `make run`'s terminal), `smtp` (the `EMAIL_*` variables below) or "
+        "`file` (`var/mail/`)",
         ACCOUNTS,
     ),
     Variable("EMAIL_HOST", p.parse_str, "localhost", "`localhost`", "the SMTP server", ACCOUNTS),
@@ -424,9 +425,9 @@ VARIABLES: tuple[Variable, ...] = (
         p.parse_whole_seconds,
         10,
         "10s",
-        "on SIGTERM or Ctrl-C, how long a worker lets its tasks finish before it stops them "
-        "(agent runs are stopped and handed back at once); `make run`'s supervisor kills "
-        "what is still alive a few seconds later",
+        "on SIGTERM or Ctrl-C, how long gunicorn lets requests finish (workers hand their "
+        "work back at once: it waits again and is done at the next start); `make run`'s "
+        "supervisor kills what is still alive a few seconds later",
         PROCESSES,
     ),
     Variable(

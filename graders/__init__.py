@@ -41,6 +41,7 @@ __all__ = [
     "grade_submission",
     "grader_for",
     "known_competitions",
+    "missing_submission_reason",
     "validate_submission",
 ]
 
@@ -54,6 +55,14 @@ def grade_submission(submission_path: Path, competition_id: str, data_dir: Path)
     are not prepared (an infrastructure problem, worth retrying once fixed).
     """
     return grader_for(competition_id).grade(Path(submission_path), Path(data_dir))
+
+
+def missing_submission_reason(submission_path: Path) -> str | None:
+    """Why grading does not count ``submission_path`` as a submission made (no such file,
+    or not a .csv file, as MLE-bench decides); None when it does."""
+    from graders.core import CompetitionGrader
+
+    return CompetitionGrader.missing_reason(Path(submission_path))
 
 
 def validate_submission(

@@ -173,7 +173,7 @@ class CompetitionGrader(ABC):
 
         Raises ``AnswersMissing``/``GraderError`` only for infrastructure problems.
         """
-        missing = self._missing_reason(Path(submission_path))
+        missing = self.missing_reason(Path(submission_path))
         if missing:
             return GradeResult(None, False, False, missing, self.grader_version, ErrorClass.MISSING)
         try:
@@ -195,7 +195,7 @@ class CompetitionGrader(ABC):
 
     def validate(self, submission_path: Path, data_dir: Path) -> ValidationResult:
         """Whether the submission is well formed, and why not; never computes a score."""
-        missing = self._missing_reason(Path(submission_path))
+        missing = self.missing_reason(Path(submission_path))
         if missing:
             return ValidationResult(False, missing, ErrorClass.MISSING)
         try:
@@ -240,7 +240,7 @@ class CompetitionGrader(ABC):
             return submission, answers.result()
 
     @staticmethod
-    def _missing_reason(path: Path) -> str | None:
+    def missing_reason(path: Path) -> str | None:
         # MLE-bench counts a submission as made only if it is a file ending in .csv.
         if not path.is_file():
             return f"No submission file at {path}."

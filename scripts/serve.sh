@@ -13,12 +13,14 @@ LOG=${MLEBOARD_VAR_DIR:-var}/log
 # allowed for this demo only, and the run pages say so. Set MLEBOARD_RUN_BACKEND=docker on a
 # host with a Docker engine.
 export MLEBOARD_RUN_BACKEND="${MLEBOARD_RUN_BACKEND:-local}"
-# The demo takes sign-ups (mail goes to the console); a deployment's default is closed.
+# The demo takes sign-ups (their mail is printed here); a deployment's default is closed.
 export MLEBOARD_SIGNUP="${MLEBOARD_SIGNUP:-open}"
 if [ "$MLEBOARD_RUN_BACKEND" = local ]; then
     export MLEBOARD_ALLOW_UNISOLATED_RUNS="${MLEBOARD_ALLOW_UNISOLATED_RUNS:-1}"
 fi
-echo
-echo "mleboard is up: http://$HOST:$PORT/   (logs: $LOG/; restarts in $LOG/supervisord.log; Ctrl-C stops all)"
-echo
+echo "mleboard is starting at http://$HOST:$PORT/ (logs: $LOG/; Ctrl-C stops all)"
+# "mleboard is up" is printed once the site answers, by a process of its own beside the
+# supervisor (which takes this shell's process id): started in a subshell, so that it is
+# not a child of the supervisor.
+( "$BIN/python" -m webapp.processes announce $$ & )
 exec "$BIN/python" -m webapp.processes serve

@@ -9,6 +9,7 @@ import resource
 from celery import Celery
 from celery.signals import (
     beat_init,
+    task_received,
     worker_init,
     worker_process_init,
     worker_ready,
@@ -68,12 +69,18 @@ def _worker_name(consumer) -> str:
     return getattr(consumer, "hostname", None) or f"worker@{socket.gethostname()}"
 
 
+# This worker's consumer (its pool and queues), known once it is ready.
+_consumer = None
+
+
 @worker_ready.connect
 def worker_heartbeat(sender=None, **kwargs) -> None:
     """Every worker says it is alive, with the queues it consumes, so pages of waiting work
     can say when none has answered (the status page lists them). A runs worker says it
     through its run host's heartbeat (``register_run_host``, ``webapp.runs.hosts``): one
     heartbeat thread, not two, in the process whose stop hands agent runs over."""
+    global _consumer
+    _consumer = sender
     if _run_queues(sender):
         return
     _start_heartbeat(_worker_name(sender), "worker", _queues(sender))
@@ -92,10 +99,14 @@ def beat_heartbeat(sender=None, **kwargs) -> None:
 def _stop_heartbeat(wait_s: float = 0.0) -> None:
     """Stop this process's heartbeat; its thread marks the row stopped as it ends. From a
     worker's stop (a signal handler) nothing is waited for: the stop is not held up."""
-    global _heartbeat
+    global _heartbeat, _stopped_heartbeat
     if _heartbeat is not None:
         _heartbeat.stop(wait_s)
-        _heartbeat = None
+        _heartbeat, _stopped_heartbeat = None, _heartbeat
+
+
+# The heartbeat stopped last: its thread marks its row stopped before the process ends.
+_stopped_heartbeat = None
 
 
 @worker_init.connect
@@ -119,6 +130,64 @@ def register_run_host(sender=None, **kwargs) -> None:
     hosts.start(queues=queues, slots=concurrency)
 
 
+# Claim tokens (task ids) of the short work a stopping worker hands back; None until a stop
+# is asked for.
+_handing_back: set[str] | None = None
+
+
+def _short_work() -> dict:
+    """The kinds of work a grading worker's tasks claim, by task name."""
+    from webapp import work
+
+    return {kind.task: kind for kind in work.kinds().values() if kind.claims and kind.task}
+
+
+def _hand_back(by_task: dict) -> None:
+    from webapp import work
+
+    for kind in {kind.name: kind for kind in by_task.values()}.values():
+        work.hand_back(kind, _handing_back or ())
+
+
+@worker_shutting_down.connect
+def hand_work_back(**kwargs) -> None:
+    """A worker of short work (grading, reading uploads, checks) told to stop hands back
+    what its tasks hold, as soon as the stop is asked for: each row waits again
+    (``work.hand_back``; the sweeper sends it again, to this worker's next start or another
+    worker), and the tasks are ended instead of waited for, those its pool had not started
+    yet as they start. A task ended this way stores nothing: it no longer holds its row.
+    A runs worker hands its agent runs over through its host instead
+    (``unregister_run_host``): each stops its agent itself."""
+    from celery.worker import state
+
+    global _handing_back
+    if _consumer is None or _run_queues(_consumer):
+        return
+    by_task = _short_work()
+    tasks = {r for r in (*state.reserved_requests, *state.active_requests) if r.name in by_task}
+    _handing_back = {r.id for r in tasks} | (_handing_back or set())
+    _hand_back(by_task)
+    for request in tasks:
+        request.terminate(_consumer.pool, signal="SIGKILL")
+
+
+@task_received.connect
+def end_what_arrives_stopping(request=None, **kwargs) -> None:
+    """A task that reaches a worker of short work after its stop was asked for is handed
+    back too, ended as it starts."""
+    if _handing_back is not None and request is not None and request.name in _short_work():
+        _handing_back.add(request.id)
+        request.terminate(_consumer.pool, signal="SIGKILL")
+
+
+@worker_shutdown.connect
+def hand_back_the_rest(**kwargs) -> None:
+    """Once the pool has ended, hand back again: a task that started as the stop was asked
+    for may have claimed its row before it was ended."""
+    if _handing_back:
+        _hand_back(_short_work())
+
+
 @worker_shutting_down.connect
 @worker_shutdown.connect
 def unregister_run_host(**kwargs) -> None:
@@ -134,3 +203,30 @@ def unregister_run_host(**kwargs) -> None:
     # After the hand-over, which must not wait: the heartbeat thread marks its own row
     # stopped as it ends.
     _stop_heartbeat()
+
+
+@worker_shutdown.connect
+def end_stopped_worker(sender=None, **kwargs) -> None:
+    """A worker whose stop is done (its pool ended, its work handed back, its heartbeat
+    marked stopped) ends at once. What an ordinary exit would add is billiard's exit
+    handler, which waits out its pool threads' one-second naps, and the teardown of an
+    interpreter holding pandas and pyarrow: seconds of a stop doing nothing. Only a worker
+    that is its process's program (``celery worker``, not one embedded in another program),
+    and connected last, so every other stop handler has run."""
+    import logging
+    import sys
+
+    from celery.apps.worker import Worker
+    from celery.bootsteps import TERMINATE
+
+    if not isinstance(sender, Worker) or sender.blueprint.state != TERMINATE:
+        return
+    if _stopped_heartbeat is not None:
+        _stopped_heartbeat.stop(2.0)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(getattr(sender, "exitcode", None) or 0)

@@ -52,6 +52,17 @@ def _write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
+# How long a worker told to stop may go on waiting for a message before it looks again.
+_STOP_CHECK_S = 0.2
+
+
+def _worker_stopping() -> bool:
+    """This process is a Celery worker asked to stop (SIGTERM, Ctrl-C)."""
+    from celery.worker import state
+
+    return state.should_stop is not None or state.should_terminate is not None
+
+
 class Channel(filesystem.Channel):
     @contextmanager
     def _exchange_lock(self, file: Path):
@@ -116,7 +127,10 @@ class Channel(filesystem.Channel):
             raise ChannelError(f"Cannot add file {name!r} to directory") from exc
 
     def _get(self, queue):
-        """Take the oldest message of ``queue``: the reader that renames it has it."""
+        """Take the oldest message of ``queue``: the reader that renames it has it. A worker
+        asked to stop takes none: what it would start, the next start does."""
+        if _worker_stopping():
+            raise Empty()
         wanted = f"{queue}.msg"
         folder = Path(self.data_folder_in)
         taken_dir = Path(self._taken_folder)
@@ -151,3 +165,24 @@ class Channel(filesystem.Channel):
 class Transport(filesystem.Transport):
     Channel = Channel
     global_state = filesystem.virtual.BrokerState()
+
+    def drain_events(self, connection, timeout=None):
+        """Wait up to ``timeout`` s for a message, as kombu does, but end the wait early,
+        taking no message, once the worker is asked to stop. For a broker without a socket
+        Celery waits 2 s at a time and looks for a stop request only between two waits:
+        every stop of a worker would otherwise begin with up to 2 s of nothing, and could
+        take a task to start after the stop was asked for."""
+        if timeout is None:
+            return super().drain_events(connection, timeout)
+        deadline = monotonic() + timeout
+        while True:
+            left = deadline - monotonic()
+            if _worker_stopping():
+                raise TimeoutError()
+            try:
+                return super().drain_events(
+                    connection, timeout=max(min(left, _STOP_CHECK_S), 0.001)
+                )
+            except TimeoutError:
+                if left <= _STOP_CHECK_S or _worker_stopping():
+                    raise

@@ -6,12 +6,13 @@ written in one place.
     python -m webapp.processes run NAME   # exec one process (compose, the Dockerfile)
     python -m webapp.processes serve      # all of them under supervisord (make run)
     python -m webapp.processes argv NAME  # print its command line
+    python -m webapp.processes announce PID  # "mleboard is up" once it answers (make run)
 
 Under ``serve``, supervisord (an existing supervisor, not a loop of ours) restarts any that
 dies, at once, and logs it in ``var/log/supervisord.log``; Ctrl-C or SIGTERM stops them all:
 each gets SIGTERM, then SIGKILL (to its whole process group) ``MLEBOARD_SHUTDOWN_GRACE_S``
-+ 3 s later. A runs worker told to stop hands its agent runs back at once
-(``webapp.celery``), so no run waits for it.
++ 3 s later. A worker told to stop hands its work back at once (``webapp.celery``): the
+grading it held waits again, its agent runs are queued again, and the next start does them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from config import env
 
 NAMES = ("web", "grading-worker", "runs-worker", "beat")
+WORKERS = ("grading-worker", "runs-worker")
 # Queues of the grading worker: grading and integrity checks, and the default queue.
 GRADING_QUEUES = ("grading", "default")
 # Seconds supervisord gives a process past the shutdown grace before it kills its group.
@@ -65,8 +67,10 @@ def argv(name: str, *, logfile: bool = False) -> list[str]:
             f"{env('HOST')}:{env('PORT')}",
             "--workers",
             str(env("WEB_CONCURRENCY")),
+            # Under make run its output is the terminal's (the mail it prints): the access
+            # log goes to a file.
             "--access-logfile",
-            "-",
+            str(logs / "web-access.log") if logfile else "-",
             "--timeout",
             "120",
             "--graceful-timeout",
@@ -199,19 +203,115 @@ def supervisord_conf() -> str:
             "startretries=20",
             "stopsignal=TERM",
             f"stopwaitsecs={stop_wait}",
-            # Stop and kill the whole group: a worker's pool processes and the agents they
-            # started locally go with it.
-            "stopasgroup=true",
+            # A Celery worker is asked to stop alone: it stops its pool itself. Its pool
+            # processes told to stop as well die at once, one of them holding the lock of
+            # the pool's task queue, and the worker then waits on that lock until it is
+            # killed. gunicorn's workers and beat stop promptly when told with their master.
+            f"stopasgroup={'false' if name in WORKERS else 'true'}",
+            # Killed as a whole group: a worker's pool processes go with it.
             "killasgroup=true",
-            "redirect_stderr=true",
-            f"stdout_logfile={logs / (name + '.out')}",
-            "stdout_logfile_maxbytes=10MB",
-            "stdout_logfile_backups=2",
         ]
+        if name == "web":
+            # What the site prints is mail (the console backend): the person running make
+            # run reads it on their terminal, supervisord's output. Its warnings and errors
+            # (stderr) go to its log.
+            sections += [
+                "stdout_logfile=/dev/stdout",
+                "stdout_logfile_maxbytes=0",
+                f"stderr_logfile={logs / (name + '.out')}",
+                "stderr_logfile_maxbytes=10MB",
+                "stderr_logfile_backups=2",
+            ]
+        else:
+            sections += [
+                "redirect_stderr=true",
+                f"stdout_logfile={logs / (name + '.out')}",
+                "stdout_logfile_maxbytes=10MB",
+                "stdout_logfile_backups=2",
+            ]
     return "\n".join(sections) + "\n"
 
 
+def _answer(url: str) -> int | None:
+    """The HTTP status the site at ``url`` answers with; None while nothing answers."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+    except OSError:
+        return None
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def announce(site_pid: int, *, note_after_s: float = 60.0) -> int:
+    """Print make run's "mleboard is up" line once the site answers at its address, not
+    when its processes have merely been started; say once where to look if it has not
+    answered after ``note_after_s``. Gives up when the site's supervisor (``site_pid``)
+    is gone. Returns 0 once it printed the line."""
+    import signal
+    import time
+
+    # Ctrl-C reaches it with the site: it ends quietly.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    host, port = env("HOST"), env("PORT")
+    local = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    url = f"http://{f'[{local}]' if ':' in local else local}:{port}/"
+    shown = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+    logs = log_dir()
+    if logs.is_relative_to(Path.cwd()):
+        logs = logs.relative_to(Path.cwd())
+    started = time.monotonic()
+    noted = False
+    while _running(site_pid):
+        status = _answer(url)
+        if status is not None and status < 500:
+            print(
+                f"\nmleboard is up: {shown}   (logs: {logs}/; restarts in "
+                f"{logs}/supervisord.log; Ctrl-C stops all)\n",
+                flush=True,
+            )
+            return 0
+        if not noted and time.monotonic() - started > note_after_s:
+            print(
+                f"mleboard has not answered at {shown} for {note_after_s:.0f} s yet: see "
+                f"{logs}/web.out and {logs}/supervisord.log",
+                flush=True,
+            )
+            noted = True
+        # A site failing its pages logs each failure: asked less often then.
+        time.sleep(0.5 if status is None else 5)
+    return 1
+
+
+def _append_to_output() -> None:
+    """Make run's output written at its end, whoever writes it: supervisord writes its lines
+    through this descriptor and the web's through one it opens again (``/dev/stdout``), so
+    in a file (``make run > run.log``) each would write over the other's."""
+    import fcntl
+
+    try:
+        flags = fcntl.fcntl(sys.stdout.fileno(), fcntl.F_GETFL)
+        fcntl.fcntl(sys.stdout.fileno(), fcntl.F_SETFL, flags | os.O_APPEND)
+    except (OSError, ValueError):
+        pass
+
+
 def main(args: list[str]) -> int:
+    if len(args) == 2 and args[0] == "announce" and args[1].isdecimal():
+        return announce(int(args[1]))
     if len(args) == 2 and args[0] in ("run", "argv"):
         command = argv(args[1], logfile=env("MLEBOARD_LOG_TO_FILES"))
         if args[0] == "argv":
@@ -226,6 +326,7 @@ def main(args: list[str]) -> int:
         conf.write_text(supervisord_conf(), encoding="utf-8")
         # Its children write their logs under var/log/ (they inherit this).
         os.environ["MLEBOARD_LOG_TO_FILES"] = "1"
+        _append_to_output()
         supervisord = [_program("supervisord"), "-c", str(conf)]
         os.execvp(supervisord[0], supervisord)
     print(__doc__, file=sys.stderr)

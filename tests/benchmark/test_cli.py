@@ -240,6 +240,16 @@ def test_every_subcommand_is_registered_by_plain_imports():
     }
 
 
+def test_every_help_shows_percent_signs_as_written():
+    """argparse expands ``%`` in an argument's help and in usage, not in a description:
+    a "%%" there is printed as it is ("Any Medal %%")."""
+    parser = cli.build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    for name, command in {"mleboard": parser, **commands}.items():
+        text = command.format_help()
+        assert "%%" not in text and "%(" not in text, f"{name}:\n{text}"
+
+
 def test_no_command_prints_help(capsys):
     code, _, err = run_main(capsys)
     assert code == 2 and "usage: mleboard" in err

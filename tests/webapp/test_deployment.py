@@ -468,6 +468,49 @@ def test_compose_runs_each_process_as_make_run_does():
 def test_serve_script_starts_the_processes_under_a_supervisor():
     script = (REPO_ROOT / "scripts" / "serve.sh").read_text()
     assert 'exec "$BIN/python" -m webapp.processes serve' in script
+    assert "webapp.processes announce $$" in script
+    assert 'echo "mleboard is up' not in script, "said by the announcer, once the site answers"
+
+
+def test_make_run_says_it_is_up_once_the_site_answers_not_before(tmp_path):
+    """``python -m webapp.processes announce PID`` prints "mleboard is up" only once a
+    request to the site's address is answered: not while nothing listens there, not while
+    connections are closed unanswered."""
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        out = tmp_path / "printed"
+        announcer = subprocess.Popen(
+            [sys.executable, "-m", "webapp.processes", "announce", str(os.getpid())],
+            cwd=REPO_ROOT,
+            env={
+                **os.environ,
+                "HOST": "127.0.0.1",
+                "PORT": str(port),
+                "MLEBOARD_VAR_DIR": str(tmp_path / "var"),
+            },
+            stdout=open(out, "w"),
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            listener.settimeout(120)
+            # Asked twice and left unanswered: nothing said yet.
+            for _ in range(2):
+                connection, _address = listener.accept()
+                connection.close()
+            assert out.read_text() == ""
+            connection, _address = listener.accept()
+            with connection:
+                connection.recv(65536)
+                connection.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")
+            assert announcer.wait(timeout=120) == 0
+        finally:
+            announcer.kill()
+    printed = out.read_text()
+    assert f"mleboard is up: http://127.0.0.1:{port}/" in printed, printed
 
 
 def test_processes_start_quietly():

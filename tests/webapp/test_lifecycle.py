@@ -104,3 +104,19 @@ def test_retry_or_fail_releases_then_fails_past_the_budget(run, settings):
         assert ended == [([run.pk], "failed")]
     finally:
         work.lifecycle._END_HOOKS["grading"].pop()
+
+
+@pytest.mark.django_db
+def test_hand_back_lets_held_work_wait_again_with_its_attempt_given_back(run, settings):
+    settings.MLEBOARD_MAX_ATTEMPTS = 1
+    grading = work.kind_for("grading")
+    assert work.claim(grading, run.pk, "held")
+    assert work.hand_back(grading, ["other", ""]) == 0
+    assert work.hand_back(grading, ["held"]) == 1
+    row = Run.objects.get(pk=run.pk)
+    assert (row.status, row.claimed_by, row.dispatched_at, row.attempts) == ("queued", "", None, 0)
+    # Its one attempt is still there: the next start claims it again.
+    assert work.claim(grading, run.pk, "next") and work.finish(grading, run.pk, token="next")
+    # Nothing held any more: a late hand-back moves nothing.
+    assert work.hand_back(grading, ["next"]) == 0
+    assert Run.objects.get(pk=run.pk).status == "graded"

@@ -128,3 +128,18 @@ def test_an_interrupted_submit_completes_once(
     assert third.returncode == 0, third.stderr
     assert Upload.objects.count() == 1 and Experiment.objects.count() == 1
     print(first.stderr, second.stderr, second.stdout, sep="\n")
+
+
+def test_after_login_submit_needs_no_site(
+    tmp_path, live_server, demo_leaderboards, django_user_model, cli_env
+):
+    user = django_user_model.objects.create_user("lou", password="pw-lou-12345")
+    _row, token = token_create(user, "laptop")
+    login = mleboard("login", "--site", live_server.url, "--token", token, env=cli_env)
+    assert login.returncode == 0, login.stderr
+    folders = run_groups(tmp_path, demo_leaderboards, seeds=1, log_bytes=1000)
+    command = ["submit", *map(str, folders), "--scaffold", "reference", "--model", "linear"]
+    sent = mleboard(*command, "--no-wait", env=cli_env)
+    assert sent.returncode == 0, sent.stderr
+    assert f"{live_server.url}/uploads/" in sent.stdout
+    assert Upload.objects.get().owner == user

@@ -4,10 +4,11 @@ Each kind of work (reading an upload, grading a run, an agent run, an integrity 
 figure refresh, a familiarity measurement, a resumable upload) is declared once in
 ``webapp.work.declarations``: its states, the legal transitions as a table, what is reset when it
 waits again, its task and queue, its attempts budget and its failure messages. The calls of
-``webapp.work.lifecycle`` (``claim``, ``finish``, ``fail``, ``release``, ``retry_or_fail``,
-``restart``) are the only writers of a status (``tests/test_status_writes.py`` holds
-that); what happens when work ends is a hook an app registers (``on_end``). The outbox and
-the claim's heartbeat are ``webapp.work.outbox``. ``docs/lifecycle.md`` renders the tables.
+``webapp.work.lifecycle`` (``claim``, ``finish``, ``fail``, ``release``, ``hand_back``,
+``retry_or_fail``, ``restart``) are the only writers of a status
+(``tests/test_status_writes.py`` holds that); what happens when work ends is a hook an app
+registers (``on_end``). The outbox and the claim's heartbeat are ``webapp.work.outbox``.
+``docs/lifecycle.md`` renders the tables.
 """
 
 from webapp.work.lifecycle import (
@@ -16,6 +17,7 @@ from webapp.work.lifecycle import (
     claim,
     fail,
     finish,
+    hand_back,
     holding,
     kind_for,
     kinds,
@@ -43,6 +45,7 @@ __all__ = [
     "claim",
     "fail",
     "finish",
+    "hand_back",
     "heartbeat",
     "heartbeat_interval",
     "holding",

@@ -9,10 +9,11 @@ HEADER = """# Lifecycle of each kind of work
 
 Generated from `webapp.work.declarations` by `manage.py lifecycle_docs --write docs/lifecycle.md`;
 do not edit by hand. Every status below is written only by `webapp.work` (`claim`, `finish`,
-`fail`, `release`, `retry_or_fail`, `restart`, `move`), along these tables; pages and the API
-ask `is_final`, `is_cancellable` and the label instead of comparing states. A claim spends
-one attempt; past the budget, work that lost its claim or met a transient error fails with
-the message shown (`attempts_spent` is the one rule).
+`fail`, `release`, `hand_back`, `retry_or_fail`, `restart`, `move`), along these tables; pages
+and the API ask `is_final`, `is_cancellable` and the label instead of comparing states. A
+claim spends one attempt; past the budget, work that lost its claim or met a transient error
+fails with the message shown (`attempts_spent` is the one rule). Work a worker holds when it
+is told to stop waits again at once, its attempt given back (`hand_back`).
 """
 
 

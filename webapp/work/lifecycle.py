@@ -10,6 +10,7 @@ along a move the table does not have, and exactly one of them wins a race:
 * ``finish`` / ``fail``: to a final state (while a claim holds, when a token is given);
   the hooks apps registered with ``on_end`` run for the rows that ended;
 * ``release``: a held row waits again (the fields of ``Kind.reset`` cleared);
+* ``hand_back``: ``release`` of what a stopping worker holds, its attempt given back;
 * ``retry_or_fail``: ``release`` while attempts are left, ``fail`` with the kind's message
   after (``attempts_spent`` is the one rule saying which);
 * ``restart``: a person starts work over (``Kind.reset`` and ``Kind.restart_reset``).
@@ -280,6 +281,19 @@ def fail(
 def release(kind: Kind, pk: int, token: str, /, *, where: Q | None = None, **fields) -> bool:
     """Give a claim back: the row waits again (``Kind.reset``; ``fields`` override)."""
     return bool(_move(kind, _scoped(kind, pk, token, where), kind.waiting[0], **fields))
+
+
+def hand_back(kind: Kind, tokens: Iterable[str], /) -> int:
+    """Work a stopping worker holds under ``tokens`` waits again (``release``: sent again
+    by the sweeper), with the attempt its claim spent given back: a stop someone asked for
+    is not a failure of the work. Returns how many rows."""
+    tokens = [t for t in tokens if t]
+    if not kind.claims or not tokens:
+        return 0
+    query = kind.model.objects.filter(
+        claimed_by__in=tokens, attempts__gt=0, **{f"{kind.field}__in": list(kind.running)}
+    )
+    return _move(kind, query, kind.waiting[0], attempts=F("attempts") - 1)
 
 
 def attempts_spent(kind: Kind, attempts: int) -> bool:
