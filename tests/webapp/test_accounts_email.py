@@ -48,3 +48,26 @@ def test_a_reset_confirms_the_one_address_it_was_mailed_to(django_user_model):
     EmailAddress.objects.create(user=nia, email="nia@example.org", verified=False, primary=True)
     reset_password(Client(), "nia@example.org", "a-new-pass-phrase-2")
     assert EmailAddress.objects.get(email="nia@example.org").verified
+
+
+@pytest.mark.parametrize(
+    ("backend", "says"),
+    [
+        ("django.core.mail.backends.console.EmailBackend", "terminal running"),
+        ("django.core.mail.backends.locmem.EmailBackend", "spam folder"),
+    ],
+)
+def test_the_page_after_sign_up_says_where_the_mail_is(settings, backend, says):
+    settings.EMAIL_BACKEND = backend
+    response = Client().post(
+        "/accounts/signup/",
+        {
+            "email": "ana@example.org",
+            "username": "ana",
+            "password1": "a-long-pass-phrase-9",
+            "password2": "a-long-pass-phrase-9",
+        },
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert says in response.content.decode()
