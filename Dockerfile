@@ -1,4 +1,4 @@
-# The web/worker image: one image, four commands (webapp/processes.py: gunicorn for the site,
+# The web/worker image: one image, four commands (webapp/ops/processes.py: gunicorn for the site,
 # the grading worker, the runs worker, beat). Runs as a non-root user.
 #
 # BASE_IMAGE is the Python it is built on, JS_IMAGE the image the JavaScript stage runs in.
@@ -48,5 +48,5 @@ RUN SECRET_KEY=build python manage.py collectstatic --noinput -v0
 USER mleboard
 EXPOSE 8000
 ENV HOST=0.0.0.0 PORT=8000 WEB_CONCURRENCY=3
-# gunicorn as webapp/processes.py starts it (no control socket; graceful stop).
-CMD ["python", "-m", "webapp.processes", "run", "web"]
+# gunicorn as webapp/ops/processes.py starts it (no control socket; graceful stop).
+CMD ["python", "-m", "webapp.ops.processes", "run", "web"]

@@ -3,7 +3,7 @@ meaning and whether it is internal (set by mleboard itself, or a contract betwee
 parts, not for operators).
 
 Everything asks this declaration: the settings, the runner, the command line, the process
-launcher (``webapp/processes.py``), and the docs' configuration table, which
+launcher (``webapp/ops/processes.py``), and the docs' configuration table, which
 ``mleboard config --write docs/configuration.md`` renders from it.
 ``tests/test_configuration.py`` fails when a name read anywhere (Python, scripts,
 compose.yaml) is not declared here, or when the page's table differs from the rendering.
@@ -1054,8 +1054,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(
         "DJANGO_SETTINGS_MODULE",
         p.parse_str,
-        "webapp.settings",
-        "`webapp.settings`",
+        "webapp.project.settings",
+        "`webapp.project.settings`",
         "Django's own",
         SYSTEM,
         internal=True,

@@ -36,7 +36,7 @@ def main() -> None:
     os.environ.setdefault("MLEBOARD_VAR_DIR", str(work / "var"))
     os.environ["MLEBOARD_DATA_DIR"] = str(work / "data")
     os.environ["MLEBOARD_MEDIA_ROOT"] = str(work / "media")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.project.settings")
     os.environ.setdefault("SECRET_KEY", "bench-only-key")
     os.environ["MLEBOARD_RUN_BACKEND"] = args.backend
     if args.backend == "local":  # the operator's choice, made here for the bench
@@ -51,7 +51,7 @@ def main() -> None:
     from benchmark.demo import DEMO_COMPETITIONS, build_demo
     from webapp.competitions.models import Competition
     from webapp.competitions.services import leaderboard_import_file
-    from webapp.processes import GRADING_QUEUES
+    from webapp.ops.processes import GRADING_QUEUES
     from webapp.results.models import GradeReport
     from webapp.runs.models import AgentRun
     from webapp.runs.services import launch_create
@@ -73,7 +73,7 @@ def main() -> None:
             "webapp",
             "worker",
             "-Q",
-            # The queues of make run's two workers (webapp/processes.py), in one worker.
+            # The queues of make run's two workers (webapp/ops/processes.py), in one worker.
             ",".join([*GRADING_QUEUES, *RUN_QUEUE_NAMES]),
             "--concurrency",
             "2",
@@ -84,7 +84,7 @@ def main() -> None:
         env=os.environ.copy(),
     )
     try:
-        from webapp.celery import app
+        from webapp.project.celery import app
 
         deadline = time.monotonic() + 120
         while not app.control.ping(timeout=1.0):

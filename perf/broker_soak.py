@@ -2,12 +2,12 @@
 its own periodic task and a client pinging the workers (remote control) all the while.
 Prints the worker crashes, lost and duplicated tasks, pings answered and throughput.
 
-    python perf/broker_soak.py                         # the site's broker (webapp/embedded_broker.py)
+    python perf/broker_soak.py                         # the site's broker (webapp/ops/embedded_broker.py)
     python perf/broker_soak.py --transport kombu       # kombu's filesystem transport as shipped
     python perf/broker_soak.py --transport sqlalchemy  # kombu's SQLAlchemy transport on SQLite
     python perf/broker_soak.py --tasks 200             # a quick look
 
-The broker's options are the site's (``webapp/settings.py`` for ``filesystem://``: its
+The broker's options are the site's (``webapp/project/settings.py`` for ``filesystem://``: its
 folders, polling interval, acks-late, prefetch of one), in a temporary var folder. Each task
 writes a file named after its number, so a lost task is a missing number and a duplicate is
 a second file for one number. The soak stops by itself (``--timeout``).
@@ -40,7 +40,7 @@ _app = None
 
 def make_app():
     """The soak's Celery app, configured as the site's for the chosen transport."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.project.settings")
     from celery import Celery
     from django.conf import settings
 
@@ -93,7 +93,7 @@ def run(args) -> dict:
         "SOAK_DIR": str(work),
         "MLEBOARD_VAR_DIR": str(work / "var"),
         "SECRET_KEY": "soak-only-key",
-        "DJANGO_SETTINGS_MODULE": "webapp.settings",
+        "DJANGO_SETTINGS_MODULE": "webapp.project.settings",
         "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT)]),
     }
     os.environ.update(env)

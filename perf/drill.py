@@ -1,12 +1,12 @@
 """Failure drills: kill real processes of a running mleboard while it grades uploads, and
-check that the database-owned work (``webapp.work``, ``webapp.sweeper``) still ends with
+check that the database-owned work (``webapp.work``, ``webapp.ops.sweeper``) still ends with
 every upload graded and every run holding exactly one current grade report.
 
 Each drill gets a fresh database and a fresh var dir (``tempfile.mkdtemp``), runs
 ``manage.py migrate`` and ``load_catalogue``, builds the demo competitions'
 prepared data with ``benchmark.demo.build_demo`` (and imports their synthetic
 leaderboards), creates a user with a DRF token, and starts, each in its own process group
-with its log in the var dir, the command lines ``make run`` uses (``webapp/processes.py``):
+with its log in the var dir, the command lines ``make run`` uses (``webapp/ops/processes.py``):
 gunicorn (2 workers), the grading worker (concurrency 2, with
 ``MLEBOARD_GRADING_FAULT_DELAY=2``, so kills land mid-grading) and beat (the sweeper every
 ``MLEBOARD_REAPER_INTERVAL_S`` = 5 s, claims silent for ``MLEBOARD_STALE_AFTER_S`` = 20 s
@@ -656,7 +656,7 @@ class Site:
             env,
             self.logs / "redis.log",
         )
-        # Web, worker and beat as `make run` and compose start them (webapp/processes.py),
+        # Web, worker and beat as `make run` and compose start them (webapp/ops/processes.py),
         # with the drill's ports, sizes and logs.
         declared = env | {
             "HOST": "127.0.0.1",
@@ -687,9 +687,9 @@ class Site:
 
     def declared_argv(self, name: str, env: dict[str, str], *extra: str) -> list[str]:
         """Process ``name``'s command line from its one declaration, asked as a person
-        would (``python -m webapp.processes argv NAME``), then ``extra``."""
+        would (``python -m webapp.ops.processes argv NAME``), then ``extra``."""
         done = subprocess.run(
-            [str(self.bin / "python"), "-m", "webapp.processes", "argv", name],
+            [str(self.bin / "python"), "-m", "webapp.ops.processes", "argv", name],
             cwd=REPO,
             env=env,
             capture_output=True,
@@ -697,7 +697,7 @@ class Site:
             timeout=120,
         )
         if done.returncode != 0:
-            raise RuntimeError(f"webapp.processes argv {name} failed:\n{done.stderr[-2000:]}")
+            raise RuntimeError(f"webapp.ops.processes argv {name} failed:\n{done.stderr[-2000:]}")
         return shlex.split(done.stdout) + list(extra)
 
     # -- set-up --

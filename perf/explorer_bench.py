@@ -30,7 +30,7 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="mleboard-bench-"))
     os.environ.setdefault("MLEBOARD_VAR_DIR", str(work / "var"))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.project.settings")
     os.environ.setdefault("SECRET_KEY", "bench-only-key")
     import django
 

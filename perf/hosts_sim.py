@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         broker = "the embedded filesystem broker"
     os.environ.clear()
     os.environ.update(env)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "webapp.settings"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "webapp.project.settings"
     sys.path.insert(0, str(REPO))
 
     import logging
@@ -272,17 +272,17 @@ def main(argv: list[str] | None = None) -> int:
     import django
 
     django.setup()
-    logging.getLogger("webapp.sweeper").setLevel(logging.WARNING)
+    logging.getLogger("webapp.ops.sweeper").setLevel(logging.WARNING)
     from django.contrib.auth.models import User
     from django.core.management import call_command
     from django.db.models import Count
 
     from benchmark.catalogue import competitions_in_split
     from webapp import work
-    from webapp.celery import app
+    from webapp.ops.sweeper import sweep
+    from webapp.project.celery import app
     from webapp.runs.models import AgentRun, RunHost
     from webapp.runs.services import launch_create
-    from webapp.sweeper import sweep
 
     competitions = [c.id for c in competitions_in_split("all")][: args.competitions]
     total = len(competitions) * (args.cpu_seeds + args.gpu_seeds)

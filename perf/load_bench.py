@@ -9,7 +9,7 @@ on sockets, keep-alive when the server allows it) asking for
       compare pages of 2 and 4 experiments,
   (d) the same pages for a person signed in (a session cookie; they own one private
       experiment of their own, so the leaderboard shows it to them): ``/``, experiment
-      pages and compare pages, served by ``webapp.viewer_pages`` when the cache is on.
+      pages and compare pages, served by ``webapp.edge.viewer_pages`` when the cache is on.
 
 With the cache on, every distinct address is requested first (a warm cache, the steady
 state of a crowd reading the same pages). Each scenario then runs ``--warmup`` seconds
@@ -363,7 +363,7 @@ def start_gunicorn(env: dict, port: int, workers: int, log_path: Path) -> subpro
     proc = subprocess.Popen(
         [
             str(Path(sys.executable).parent / "gunicorn"),
-            "webapp.wsgi:application",
+            "webapp.project.wsgi:application",
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",
@@ -473,7 +473,7 @@ def main() -> None:
         **os.environ,
         "MLEBOARD_VAR_DIR": str(var_dir),
         "SECRET_KEY": config_env_value("SECRET_KEY") or "bench-only-key",
-        "DJANGO_SETTINGS_MODULE": "webapp.settings",
+        "DJANGO_SETTINGS_MODULE": "webapp.project.settings",
         "PYTHONPATH": str(ROOT),
         # As compose runs the web service.
         "DATABASE_CONN_MAX_AGE": "60",

@@ -102,7 +102,7 @@ def main() -> None:
     os.environ["MLEBOARD_VAR_DIR"] = str(work / "var")
     os.environ["MLEBOARD_PAGE_CACHE"] = "0"
     os.environ.setdefault("SECRET_KEY", "bench-only-key")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.project.settings")
     import signal
 
     import django

@@ -211,7 +211,7 @@ class VersionChanges(threading.Thread):
 
     def stop(self) -> tuple[dict[str, int], dict[str, int]]:
         """The changes of public pages' versions, and of signed-in people's own
-        (``webapp.viewer_pages``: their private work, their class)."""
+        (``webapp.edge.viewer_pages``: their private work, their class)."""
         self.running = False
         self.join(5)
         public = {k: n for k, n in self.counts.items() if k in PUBLIC_SCOPES}

@@ -18,7 +18,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=20)
     args = parser.parse_args()
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.project.settings")
     import django
 
     django.setup()

@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     os.environ.clear()
     os.environ.update(env)
-    os.environ["DJANGO_SETTINGS_MODULE"] = "webapp.settings"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "webapp.project.settings"
     sys.path.insert(0, str(REPO))
 
     import django

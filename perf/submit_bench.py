@@ -155,7 +155,7 @@ def main() -> int:
         web = subprocess.Popen(
             [
                 str(BIN / "gunicorn"),
-                "webapp.wsgi:application",
+                "webapp.project.wsgi:application",
                 "--bind",
                 f"127.0.0.1:{args.port}",
                 "--workers",

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `make run`: the site's processes (webapp/processes.py) under supervisord, which restarts
+# `make run`: the site's processes (webapp/ops/processes.py) under supervisord, which restarts
 # any that dies and logs it: gunicorn, a grading worker (queues grading and default), a
 # runs worker (runs.cpu, plus runs.gpu when the machine has GPUs, MLEBOARD_RUN_SLOTS at
 # once; this machine is a run host too) and beat. Ctrl-C (or SIGTERM) stops them all.
@@ -22,5 +22,5 @@ echo "mleboard is starting at http://$HOST:$PORT/ (logs: $LOG/; Ctrl-C stops all
 # "mleboard is up" is printed once the site answers, by a process of its own beside the
 # supervisor (which takes this shell's process id): started in a subshell, so that it is
 # not a child of the supervisor.
-( "$BIN/python" -m webapp.processes announce $$ & )
-exec "$BIN/python" -m webapp.processes serve
+( "$BIN/python" -m webapp.ops.processes announce $$ & )
+exec "$BIN/python" -m webapp.ops.processes serve

@@ -192,7 +192,7 @@ def test_the_scan_finds_reads_in_every_kind_of_file():
     know of, in each kind of file."""
     reads = every_read()
     where = {n: {w.split(":")[0] for m, w in reads if m == n} for n, _ in reads}
-    assert "webapp/settings.py" in where["MLEBOARD_STALE_AFTER_S"]
+    assert "webapp/project/settings.py" in where["MLEBOARD_STALE_AFTER_S"]
     assert "runner/spec.py" in where["MLEBOARD_RUN_SCRATCH_BYTES"]
     assert "runner/agent_definition.py" in where["MLEBOARD_LLM_BASE_URL"]
     assert "runner/agents/aide/run_aide.py" in where["AIDE_STEPS"]
@@ -417,7 +417,7 @@ def _settings(env_vars: dict[str, str]) -> subprocess.CompletedProcess:
         cwd=ROOT,
         env={
             **clean,
-            "DJANGO_SETTINGS_MODULE": "webapp.settings",
+            "DJANGO_SETTINGS_MODULE": "webapp.project.settings",
             "SECRET_KEY": "k" * 50,
             **env_vars,
         },

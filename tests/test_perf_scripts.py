@@ -107,7 +107,7 @@ def test_pages_bench_on_a_migrated_site(tmp_path):
     subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", setup],
         cwd=ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "webapp.settings"},
+        env={**env, "DJANGO_SETTINGS_MODULE": "webapp.project.settings"},
         check=True,
         capture_output=True,
         timeout=300,

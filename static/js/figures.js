@@ -15,7 +15,7 @@ document.addEventListener("DOMContentLoaded", function () {
   });
 });
 
-// A figure whose numbers the page's table holds (webapp/figures.py,
+// A figure whose numbers the page's table holds (webapp/figures/__init__.py,
 // leaderboard_dots_from_table): one dot per row and split, at the cell's mean (its
 // data-value) with its "± SEM" as the error bar; rows named by the agent link's title,
 // with the experiment's id when two rows share a name.
@@ -42,7 +42,7 @@ function fillFromTable(fig) {
   });
 }
 
-// A phone: the figure's own layout for narrow boxes (webapp/figures.py, NARROW_BELOW_PX)
+// A phone: the figure's own layout for narrow boxes (webapp/figures/__init__.py, NARROW_BELOW_PX)
 // merged over its layout, and, for a figure that asks, its row labels shortened to what
 // the box has room for (the whole name stays in the hover).
 function fitNarrow(fig, width) {

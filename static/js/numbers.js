@@ -1,5 +1,5 @@
 // The site's number formats for what pages draw themselves: the same rules as
-// webapp/numbers.py (scores to six decimals, more for tiny values, no float noise;
+// webapp/core/formatting.py (scores to six decimals, more for tiny values, no float noise;
 // percentages to one decimal).
 (function () {
   var SCORE_DECIMALS = 6, SIGNIFICANT_DIGITS = 4, PERCENT_DECIMALS = 1;

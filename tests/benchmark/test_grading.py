@@ -144,8 +144,8 @@ def test_worker_processes_get_the_grading_memory_cap():
     import sys
 
     code = (
-        "import os, resource, django; os.environ['DJANGO_SETTINGS_MODULE']='webapp.settings';"
-        "django.setup(); from webapp.celery import cap_memory; cap_memory();"
+        "import os, resource, django; os.environ['DJANGO_SETTINGS_MODULE']='webapp.project.settings';"
+        "django.setup(); from webapp.project.celery import cap_memory; cap_memory();"
         "print(resource.getrlimit(resource.RLIMIT_DATA)[0])"
     )
     import os

@@ -64,7 +64,7 @@ def worker_argv(queues: str, concurrency: int, *extra: str) -> list[str]:
 def celery_worker_process(transactional_db, tmp_path):
     """A real Celery worker process on the configured broker, sharing the test database.
     Yields the Popen; the worker is stopped (and waited for) afterwards."""
-    from webapp.celery import app
+    from webapp.project.celery import app
 
     app.control.purge()
     log = tmp_path / "worker.log"
@@ -108,7 +108,7 @@ def bob(django_user_model):
 
 
 def member_of(django_user_model, group: str, username: str, password: str = "", **fields):
-    """A user in one of the site's groups (``webapp.roles``), with nothing else."""
+    """A user in one of the site's groups (``webapp.core.roles``), with nothing else."""
     from django.contrib.auth.models import Group
 
     password = password or f"pw-{username}-123"

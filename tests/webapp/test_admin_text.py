@@ -12,9 +12,9 @@ from django.urls import reverse
 from benchmark.splits import split_label
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
+from webapp.core.wording import counted
 from webapp.results.models import Experiment, ExperimentAggregate
 from webapp.runs.models import Launch
-from webapp.wording import counted
 
 from . import integrity_cases as cases
 from .factories import import_runs

@@ -194,7 +194,7 @@ def test_sweeper_ends_a_run_whose_heartbeat_stopped_and_removes_its_container(
     from django.utils import timezone
 
     from runner.images import base_image_ref
-    from webapp.sweeper import sweep
+    from webapp.ops.sweeper import sweep
 
     launch_id = launch(
         api_for(runner_user),

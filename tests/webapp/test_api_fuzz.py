@@ -38,13 +38,13 @@ from benchmark.catalogue import competitions_in_split
 from tests.benchmark import archive_builders as ab
 from tests.webapp.factories import synthetic_report
 from webapp.competitions.services import catalogue_sync
+from webapp.project.wsgi import application
 from webapp.results.services import (
     ReportedRunGroup,
     agent_get_or_create,
     experiment_create_from_reports,
 )
 from webapp.runs.models import HostClaim, RunHost
-from webapp.wsgi import application
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True, reset_sequences=True)]
 
@@ -73,7 +73,7 @@ def site(tmp_path, settings, django_user_model, monkeypatch):
     """A user who may launch runs, with a token; a published reported experiment with
     reports; an upload; a launch with agent runs, one held by a run host. Nothing is sent to
     Celery."""
-    from webapp.celery import app
+    from webapp.project.celery import app
     from webapp.results.uploads import upload_create
     from webapp.runs.services import launch_create
 

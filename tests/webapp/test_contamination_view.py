@@ -14,7 +14,7 @@ from django.db.models import Avg
 from benchmark.contamination import CompetitionResult, date_view, familiarity_view
 from webapp.competitions.models import Competition, Familiarity
 from webapp.competitions.services import catalogue_sync
-from webapp.numbers import format_p, format_statistic
+from webapp.core.formatting import format_p, format_statistic
 from webapp.results import contamination
 from webapp.results.models import Experiment, GradeReport
 

@@ -64,7 +64,7 @@ def settings_in_subprocess(names: list[str], env: dict[str, str]) -> dict:
     done = subprocess.run(
         [sys.executable, "-c", code],
         cwd=REPO_ROOT,
-        env={**env, "DJANGO_SETTINGS_MODULE": "webapp.settings"},
+        env={**env, "DJANGO_SETTINGS_MODULE": "webapp.project.settings"},
         capture_output=True,
         text=True,
         timeout=120,
@@ -372,9 +372,9 @@ def routed_queues() -> set[str]:
 
 
 def processes_argv(name: str, **env: str) -> list[str]:
-    """The command line webapp/processes.py starts ``name`` with, in an environment."""
+    """The command line webapp/ops/processes.py starts ``name`` with, in an environment."""
     done = subprocess.run(
-        [sys.executable, "-m", "webapp.processes", "argv", name],
+        [sys.executable, "-m", "webapp.ops.processes", "argv", name],
         cwd=REPO_ROOT,
         env={**os.environ, "SECRET_KEY": "k" * 50, **env},
         capture_output=True,
@@ -422,19 +422,19 @@ def test_gunicorn_never_shares_a_control_socket():
         ("webapp", "*.py"),
     ):
         starters += sorted((REPO_ROOT / folder).rglob(pattern))
-    starting = [p for p in starters if "webapp.wsgi" in p.read_text(encoding="utf-8")]
+    starting = [p for p in starters if "webapp.project.wsgi" in p.read_text(encoding="utf-8")]
     assert REPO_ROOT / "perf" / "load_bench.py" in starting  # the scan sees the starters
     for path in starting:
         text = path.read_text(encoding="utf-8")
         if "gunicorn" in text and path.name not in ("wsgi.py", "test_deployment.py"):
-            assert "--no-control-socket" in text or "webapp.processes" in text, path
+            assert "--no-control-socket" in text or "webapp.ops.processes" in text, path
 
 
 def test_compose_runs_each_process_as_make_run_does():
     all_services = yaml.safe_load((REPO_ROOT / "compose.yaml").read_text())["services"]
     services = {k: s for k, s in all_services.items() if not s.get("profiles")}
     for name in ("web", "grading-worker", "runs-worker", "beat"):
-        assert f"webapp.processes run {name}" in services[name]["command"], name
+        assert f"webapp.ops.processes run {name}" in services[name]["command"], name
         # Restarted by the engine when it dies; stopped within the grace.
         assert services[name]["restart"] == "unless-stopped"
         assert services[name]["stop_grace_period"] == "13s"
@@ -444,13 +444,15 @@ def test_compose_runs_each_process_as_make_run_does():
             assert "MLEBOARD_RUN_QUEUES" in service["environment"]
             # The folders the host's engine mounts into a run's container are the host's.
             assert service["environment"]["TMPDIR"] == "${MLEBOARD_HOST_DIR:-/srv/mleboard}/tmp"
-            assert 'mkdir -p "$$TMPDIR" && exec python -m webapp.processes' in service["command"]
+            assert (
+                'mkdir -p "$$TMPDIR" && exec python -m webapp.ops.processes' in service["command"]
+            )
     # Joining a run host: one service per profile, with the engine's socket.
     for name, queues in (("runhost", "runs.cpu"), ("runhost-gpu", "runs.cpu,runs.gpu")):
         host = all_services[name]
         assert host["profiles"] == [name]
         argv = shlex.split(host["command"])
-        assert argv[:2] == ["sh", "-c"] and "webapp.processes run runs-worker" in argv[2]
+        assert argv[:2] == ["sh", "-c"] and "webapp.ops.processes run runs-worker" in argv[2]
         assert host["environment"]["MLEBOARD_RUN_QUEUES"] == queues
         # Refuses to start without the site's database, broker and a host name.
         for variable in ("DATABASE_URL", "CELERY_BROKER_URL", "MLEBOARD_HOST_NAME"):
@@ -467,13 +469,13 @@ def test_compose_runs_each_process_as_make_run_does():
 
 def test_serve_script_starts_the_processes_under_a_supervisor():
     script = (REPO_ROOT / "scripts" / "serve.sh").read_text()
-    assert 'exec "$BIN/python" -m webapp.processes serve' in script
-    assert "webapp.processes announce $$" in script
+    assert 'exec "$BIN/python" -m webapp.ops.processes serve' in script
+    assert "webapp.ops.processes announce $$" in script
     assert 'echo "mleboard is up' not in script, "said by the announcer, once the site answers"
 
 
 def test_make_run_says_it_is_up_once_the_site_answers_not_before(tmp_path):
-    """``python -m webapp.processes announce PID`` prints "mleboard is up" only once a
+    """``python -m webapp.ops.processes announce PID`` prints "mleboard is up" only once a
     request to the site's address is answered: not while nothing listens there, not while
     connections are closed unanswered."""
     import socket
@@ -484,7 +486,7 @@ def test_make_run_says_it_is_up_once_the_site_answers_not_before(tmp_path):
         port = listener.getsockname()[1]
         out = tmp_path / "printed"
         announcer = subprocess.Popen(
-            [sys.executable, "-m", "webapp.processes", "announce", str(os.getpid())],
+            [sys.executable, "-m", "webapp.ops.processes", "announce", str(os.getpid())],
             cwd=REPO_ROOT,
             env={
                 **os.environ,

@@ -1,4 +1,4 @@
-"""The embedded broker (``webapp.embedded_broker``): a worker asked to stop stops waiting for
+"""The embedded broker (``webapp.ops.embedded_broker``): a worker asked to stop stops waiting for
 messages at once instead of at the end of Celery's wait, and takes no more; otherwise
 messages arrive."""
 
@@ -16,7 +16,7 @@ def broker(tmp_path):
         folder.mkdir()
     connection = Connection(
         "filesystem://",
-        transport="webapp.embedded_broker:Transport",
+        transport="webapp.ops.embedded_broker:Transport",
         transport_options={
             "data_folder_in": str(folders["queue"]),
             "data_folder_out": str(folders["queue"]),

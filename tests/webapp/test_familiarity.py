@@ -160,7 +160,7 @@ def test_all_competitions_and_the_refusals(configured, settings, capsys, tmp_pat
 
 
 def test_a_silent_measurement_is_taken_back_then_failed(configured, settings):
-    from webapp.sweeper import sweep
+    from webapp.ops.sweeper import sweep
 
     [requested] = familiarity_request(["leaf-classification"], dispatch=False)
     row = requested.row

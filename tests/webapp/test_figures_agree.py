@@ -18,8 +18,8 @@ import pytest
 from benchmark.catalogue import competitions_in_split
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
+from webapp.core.formatting import format_rate
 from webapp.integrity import services as integrity
-from webapp.numbers import format_rate
 from webapp.results.aggregates import experiment_aggregate_refresh
 from webapp.results.models import Experiment, GradeReport, Run
 from webapp.results.services import agent_get_or_create

@@ -200,7 +200,7 @@ def _running(run: AgentRun, token: str, attempts: int, beat_age_s: float) -> Non
 
 @pytest.mark.django_db
 def test_a_silent_host_is_marked_down_and_its_runs_handed_over(settings):
-    from webapp.sweeper import sweep
+    from webapp.ops.sweeper import sweep
 
     settings.MLEBOARD_STALE_AFTER_S = 60
     settings.MLEBOARD_MAX_ATTEMPTS = 3
@@ -240,7 +240,7 @@ def test_a_silent_host_is_marked_down_and_its_runs_handed_over(settings):
 def test_a_run_on_a_host_gone_quiet_waits_for_the_host_verdict(settings):
     """Its own heartbeat is stale, but its host has only missed beats: the run is not
     ended one by one; once the host is down it is queued again instead."""
-    from webapp.sweeper import sweep
+    from webapp.ops.sweeper import sweep
 
     settings.MLEBOARD_STALE_AFTER_S = 60
     host = make_host("quiet", beat_age_s=50)
@@ -428,7 +428,7 @@ def kill_group(proc: subprocess.Popen) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_registers_its_host_and_beats_until_killed(tmp_path, settings):
-    from webapp.sweeper import sweep
+    from webapp.ops.sweeper import sweep
 
     settings.MLEBOARD_STALE_AFTER_S = 4
     proc = start_run_host(

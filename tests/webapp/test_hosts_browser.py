@@ -7,9 +7,9 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
+from webapp.ops.sweeper import sweep
 from webapp.runs import capacity
 from webapp.runs.models import AgentRun, HostClaim, RunHost
-from webapp.sweeper import sweep
 
 from .conftest import member_of, shot, wait_for
 from .test_hosts import GiB, kill_group, make_host, make_runs, start_run_host

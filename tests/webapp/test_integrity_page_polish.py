@@ -9,9 +9,9 @@ from django.utils import timezone
 
 from benchmark.integrity.detectors import CHECKS, check_label
 from tests.webapp import integrity_cases as cases
+from webapp.core.wording import ago
 from webapp.integrity import services
 from webapp.integrity.views import FRAGMENT_MIN_LINES, _side_by_side
-from webapp.wording import ago
 
 from .conftest import shot
 from .test_browser_flows import sign_in

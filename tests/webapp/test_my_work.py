@@ -141,6 +141,6 @@ def test_my_work_in_the_browser(page, live_server, alice, bob, tmp_path):
     ],
 )
 def test_a_launch_status_in_words(counts, text, key):
-    from webapp.runs.my_work import _launch_status
+    from webapp.pages.my_work import _launch_status
 
     assert _launch_status(counts) == (text, key)

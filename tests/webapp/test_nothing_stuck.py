@@ -1,5 +1,5 @@
 """Every upload, grading run and agent run reaches an end: the outbox and the sweeper
-(``webapp.work``, ``webapp.sweeper``), honest retries, re-sent archives, figures that
+(``webapp.work``, ``webapp.ops.sweeper``), honest retries, re-sent archives, figures that
 follow the data and the curation. The process kills on real services are in
 ``test_worker.py`` and ``perf/drill.py``."""
 
@@ -18,12 +18,12 @@ from tests.demo_builds import build_demo
 from webapp.competitions.models import Competition, KnownIssue
 from webapp.competitions.services import catalogue_sync
 from webapp.liveness.models import ProcessBeat
+from webapp.ops.sweeper import sweep
 from webapp.results import tasks
 from webapp.results.grading import run_grade
 from webapp.results.models import Experiment, ExperimentAggregate, Run, Upload
 from webapp.results.services import agent_get_or_create
 from webapp.results.uploads import upload_process
-from webapp.sweeper import sweep
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -281,7 +281,7 @@ def test_sweeper_knobs_come_from_the_environment():
     import sys
 
     code = (
-        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='webapp.settings'; "
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='webapp.project.settings'; "
         "django.setup(); from django.conf import settings as s; "
         "print(s.MLEBOARD_STALE_AFTER_S, s.MLEBOARD_REAPER_INTERVAL_S, "
         "s.CELERY_BEAT_SCHEDULE['sweep']['schedule'])"

@@ -1,5 +1,5 @@
 """One number format for every page (issue 23): the template filters print what
-``webapp.numbers`` declares, ``static/js/numbers.js`` prints the same, and templates never
+``webapp.core.formatting`` declares, ``static/js/numbers.js`` prints the same, and templates never
 print a known float field raw or to decimals of their own."""
 
 import re
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.template import Context, Template
 
-from webapp import numbers
+from webapp.core import formatting
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE_DIRS = (REPO / "templates", REPO / "webapp")
@@ -24,7 +24,7 @@ RAW_FLOAT = re.compile(r'(?<!=")\{\{\s*[\w.]*\b(' + FLOAT_FIELDS + r")\s*\}\}")
 OWN_DECIMALS = re.compile(r"\b(" + FLOAT_FIELDS + r')\|floatformat(:\s*"?-?\d+"?)?')
 
 
-# Already text, formatted by webapp.numbers in Python (webapp/results/contamination.py).
+# Already text, formatted by webapp.core.formatting in Python (webapp/results/contamination.py).
 PREFORMATTED = {"{{ row.cutoff.difference }}"}
 
 
@@ -45,7 +45,7 @@ def test_no_template_prints_a_float_field_raw_or_to_its_own_decimals():
     assert found == [], (
         "print scores with |score, percentages with |pct or |percent, fractions with |rate, "
         "statistics with |stat ({% load numbers_format %}): one format per kind of number, "
-        "declared in webapp/numbers.py\n" + "\n".join(found)
+        "declared in webapp/core/formatting.py\n" + "\n".join(found)
     )
 
 
@@ -88,15 +88,15 @@ def test_numbers_js_prints_what_python_prints(browser):
         VALUES,
     )
     page.close()
-    expected = [[numbers.format_score(v), numbers.format_percent(v * 100)] for v in VALUES]
+    expected = [[formatting.format_score(v), formatting.format_percent(v * 100)] for v in VALUES]
     assert shown == expected
 
 
 def test_medal_lines_shown_together_have_the_same_decimals():
-    assert numbers.format_scores_alike([0.8, 0.801234, None, 0.13755499999999998]) == [
+    assert formatting.format_scores_alike([0.8, 0.801234, None, 0.13755499999999998]) == [
         "0.800000",
         "0.801234",
         "",
         "0.137555",
     ]
-    assert numbers.format_scores_alike([0.96389, 0.95556]) == ["0.96389", "0.95556"]
+    assert formatting.format_scores_alike([0.96389, 0.95556]) == ["0.96389", "0.95556"]

@@ -1,4 +1,4 @@
-"""The database away (webapp/outage.py): every request that needs it gets 503 with
+"""The database away (webapp/edge/outage.py): every request that needs it gets 503 with
 Retry-After, pages, the API, signed-in views and uploads alike, never a 500; public pages
 the cache holds are still served. The database is made unreachable for this process only
 (its connection pointed at a port nothing listens on, or an SQLite file that cannot be
@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.db import connections
 from django.test import Client
 
-from webapp import outage, page_cache
+from webapp.edge import outage, page_cache
 
 from . import test_results_pages
 

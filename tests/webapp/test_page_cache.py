@@ -1,6 +1,6 @@
-"""The anonymous page cache (webapp/page_cache.py): hits, conditional GET, and pages that
+"""The anonymous page cache (webapp/edge/page_cache.py): hits, conditional GET, and pages that
 change the moment a report is graded, an experiment published or the curation edited;
-never a signed-in view (webapp.viewer_pages has those), a token request or a CSRF token
+never a signed-in view (webapp.edge.viewer_pages has those), a token request or a CSRF token
 from the cache."""
 
 import pytest
@@ -8,9 +8,9 @@ from django.contrib.auth.models import User
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
-from webapp import page_cache
 from webapp.competitions.models import Competition, KnownIssue
 from webapp.competitions.services import catalogue_sync
+from webapp.edge import page_cache
 from webapp.results.models import Experiment, GradeReport
 from webapp.results.services import agent_get_or_create
 
@@ -173,7 +173,7 @@ def test_curation_shows_at_once(imported):
 
 
 def test_signed_in_views_never_get_the_anonymous_copy(imported):
-    """A signed-in person's page is theirs (``webapp.viewer_pages``, tested in
+    """A signed-in person's page is theirs (``webapp.edge.viewer_pages``, tested in
     test_viewer_pages.py): never the anonymous copy, and it never becomes one."""
     owner = User.objects.create_user("owner", password="pw-owner-123")
     Experiment.objects.create(

@@ -1,4 +1,4 @@
-"""The page cache's bounds (webapp/page_cache.py, webapp/page_cache_routes.py): canonical
+"""The page cache's bounds (webapp/edge/page_cache.py, webapp/edge/page_cache_routes.py): canonical
 keys (unknown parameters, parameter order and Accept variants make no new entries, and
 every parameter a public view reads is declared), scoped invalidation (private work
 re-renders no public page; a public experiment's change re-renders the listings and its own
@@ -16,7 +16,7 @@ from django.http import QueryDict
 from django.test import Client
 
 from tests.polling import wait_until
-from webapp import page_cache, page_cache_routes
+from webapp.edge import page_cache, page_cache_routes
 from webapp.results.aggregates import experiment_aggregate_refresh
 from webapp.results.models import Experiment
 from webapp.results.services import agent_get_or_create

@@ -32,7 +32,7 @@ def test_pages_link_hashed_static_files_cached_for_a_year(client):
         assert f"max-age={YEAR}" in response["Cache-Control"], (url, response["Cache-Control"])
         assert "immutable" in response["Cache-Control"]
         response.close()
-    # Compressed for a client that takes it (webapp/static_storage.py).
+    # Compressed for a client that takes it (webapp/project/static_storage.py).
     stylesheet = next(url for url in urls if url.endswith(".css"))
     packed = client.get(stylesheet, HTTP_ACCEPT_ENCODING="gzip, deflate")
     assert packed["Content-Encoding"] == "gzip", stylesheet

@@ -12,9 +12,9 @@ from rest_framework.authtoken.models import Token
 
 from tests.webapp import integrity_cases as cases
 from tests.webapp.test_integrity import COMPETITION, graded_upload
-from webapp import roles
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
+from webapp.core import roles
 from webapp.integrity import services
 from webapp.integrity.models import RunCheck
 from webapp.results.models import Experiment, Run

@@ -11,7 +11,7 @@ from django.urls import reverse
 from webapp import figures
 from webapp.competitions.models import Competition, PrivateLeaderboard
 from webapp.competitions.services import catalogue_sync
-from webapp.numbers import format_score, shown_interval
+from webapp.core.formatting import format_score, shown_interval
 from webapp.results.models import Experiment, GradeReport
 
 # The agent-run fixtures (site, runner_user, agent_dirs), used by their names.

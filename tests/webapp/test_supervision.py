@@ -1,4 +1,4 @@
-"""`make run` keeps its processes alive (scripts/serve.sh: webapp/processes.py under
+"""`make run` keeps its processes alive (scripts/serve.sh: webapp/ops/processes.py under
 supervisord): each process killed with SIGKILL runs again within 10 s, the restart is
 logged, and the work it held is finished without a hand. It says it is up once the site
 answers, and prints the site's mail where its user reads it. Ctrl-C (SIGINT) and SIGTERM stop

@@ -1,4 +1,4 @@
-"""Public pages for signed-in people (webapp/viewer_pages.py): the page cache's copy for
+"""Public pages for signed-in people (webapp/edge/viewer_pages.py): the page cache's copy for
 their class of viewers around their own navigation. Each person sees exactly what a fresh
 rendering would show them: their name and token, their private work the moment it
 changes, another person's work only with the permission, granted or revoked at once."""
@@ -10,10 +10,10 @@ from django.contrib.auth.models import Permission, User
 from django.middleware.csrf import _unmask_cipher_token
 from django.test import Client
 
-from webapp import page_cache, viewer_pages
+from webapp.core.visibility import Perm
+from webapp.edge import page_cache, viewer_pages
 from webapp.results.models import Experiment
 from webapp.results.services import agent_get_or_create
-from webapp.visibility import Perm
 
 from . import test_page_cache, test_results_pages
 

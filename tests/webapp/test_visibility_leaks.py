@@ -36,9 +36,9 @@ from tests.benchmark import archive_builders as ab
 from tests.benchmark.integrity_corpus import REFERENCE, renamed
 from tests.webapp import integrity_cases as cases
 from tests.webapp.run_page_fixtures import agent_run_with_output
-from webapp import page_cache, page_cache_routes
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
+from webapp.edge import page_cache, page_cache_routes
 from webapp.integrity import services
 from webapp.integrity.models import ReferenceCorpus, ReferenceFile, RunCheck
 from webapp.integrity.references import read_references_zip
@@ -399,7 +399,7 @@ def test_no_route_says_what_its_viewer_may_not_see(planted, settings):
         "staff without permissions": (users["staff"], urls, set()),
         "reviewer": (users["reviewer"], urls, set(experiment + REFERENCES)),
         "alice (owner of the private work)": (users["alice"], urls, set(experiment + hers)),
-        # Signed-in pages come from the cache too (webapp.viewer_pages): each class of
+        # Signed-in pages come from the cache too (webapp.edge.viewer_pages): each class of
         # viewers its own copy; carol's class is everyone's who owns nothing.
         "reviewer, from the page cache": (
             users["reviewer"],

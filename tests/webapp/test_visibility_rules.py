@@ -1,5 +1,5 @@
 """Mistakes that leaked private work once, banned by reading the source (as Zulip's
-custom_check does): each rule says why. The visibility rule itself is webapp/visibility.py;
+custom_check does): each rule says why. The visibility rule itself is webapp/core/visibility.py;
 these keep everything else asking it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from webapp.visibility import SEE
+from webapp.core.visibility import SEE
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sorted(p for p in (ROOT / "webapp").rglob("*.py") if "migrations" not in p.parts)
@@ -31,7 +31,7 @@ def _rel(path: Path) -> str:
 
 RULES = [
     (
-        "the staff flag decides nothing: ask webapp.visibility (has_perm, may, visible_to); "
+        "the staff flag decides nothing: ask webapp.core.visibility (has_perm, may, visible_to); "
         "a staff member with no permission may see and do no more than anyone",
         re.compile(r"\bis_staff\b|\bis_superuser\b|staff_member_required|IsAdminUser"),
         PYTHON + TEMPLATES,
@@ -42,7 +42,7 @@ RULES = [
                 "templates/viewer_nav.html",
                 "{% if user.is_staff %}<a href=\"{% url 'admin:index' %}\">",
             ),
-            ("webapp/viewer_pages.py", 'ROW_FLAGS = ("is_staff", "is_superuser")'),
+            ("webapp/edge/viewer_pages.py", 'ROW_FLAGS = ("is_staff", "is_superuser")'),
         },
     ),
     (
@@ -58,9 +58,9 @@ RULES = [
         {("templates/runs/run_page.html", "{% if integ.reasons %}")},
     ),
     (
-        "permissions are named once, in webapp.visibility.Perm (templates read `can`)",
+        "permissions are named once, in webapp.core.visibility.Perm (templates read `can`)",
         re.compile(r"has_perm\(\s*['\"]|\{%[^%]*\bperms\.|\{\{[^}]*\bperms\."),
-        [p for p in PYTHON + TEMPLATES if _rel(p) != "webapp/visibility.py"],
+        [p for p in PYTHON + TEMPLATES if _rel(p) != "webapp/core/visibility.py"],
         set(),
     ),
     (

@@ -20,9 +20,9 @@ from benchmark.demo import DEMO_COMPETITIONS
 from tests import demo_builds
 from tests.benchmark import archive_builders as ab
 from webapp.competitions.models import Competition
+from webapp.ops.sweeper import sweep
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport, Run
 from webapp.results.services import agent_get_or_create
-from webapp.sweeper import sweep
 
 from .conftest import wait_for
 

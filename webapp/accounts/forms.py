@@ -4,7 +4,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.urls import reverse
 
 from webapp.accounts.signup import email_unverified
-from webapp.bad_input import LengthBoundForm
+from webapp.core.bad_input import LengthBoundForm
 
 
 class SignInForm(LengthBoundForm, AuthenticationForm):

@@ -12,11 +12,11 @@ from webapp.competitions.models import (
     PrivateLeaderboard,
     Split,
 )
-from webapp.numbers import format_score
+from webapp.core.formatting import format_score
 
 
 def _shown_score(field: str, label: str):
-    """A score or medal line as every page prints it (``webapp.numbers.format_score``)."""
+    """A score or medal line as every page prints it (``webapp.core.formatting.format_score``)."""
 
     @admin.display(description=label, ordering=field)
     def shown(self, obj) -> str:

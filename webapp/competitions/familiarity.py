@@ -229,7 +229,7 @@ def familiarity_fail(pk: int, token: str, reason: str) -> Familiarity:
 
 
 def _pages_changed() -> None:
-    from webapp import page_cache
+    from webapp.edge import page_cache
 
     transaction.on_commit(page_cache.changed)
 

@@ -49,7 +49,7 @@ def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
     signals, so what those would do is done here: the public pages are marked changed,
     and a known issue added sends ``post_save`` (the curation makes figures due)."""
     import graders
-    from webapp import page_cache
+    from webapp.edge import page_cache
 
     for order, split in enumerate(SPLITS):
         Split.objects.update_or_create(

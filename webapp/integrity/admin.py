@@ -9,6 +9,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from webapp.competitions.models import Competition
+from webapp.core.visibility import Perm, VisibleInAdmin, has_perm
+from webapp.core.wording import counted
 from webapp.integrity import services
 from webapp.integrity.models import (
     ReferenceCorpus,
@@ -19,8 +21,6 @@ from webapp.integrity.models import (
 )
 from webapp.integrity.reasons import Viewer, reasons_for
 from webapp.integrity.references import ReferencesRefused, read_references_zip, read_template
-from webapp.visibility import Perm, VisibleInAdmin, has_perm
-from webapp.wording import counted
 
 MAX_TEMPLATE_BYTES = 2 * 1024**2
 

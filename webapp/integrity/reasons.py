@@ -3,7 +3,7 @@
 A check stores what it found (``RunCheck.reasons``) as facts, never as sentences: the
 similarity to a reference file (its path), to another owner's run (its id), a rule
 detector's count, an LLM answer. The text is made here, per viewer, from
-``webapp.visibility``: the other run is named (its experiment, its owner, a link) only to
+``webapp.core.visibility``: the other run is named (its experiment, its owner, a link) only to
 whom may see it, and reference code (its file names, sources, code) only to whom may see
 reference corpora; anyone else reads what they may ("similar to a run you cannot see")."""
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 from django.urls import reverse
 
 from benchmark.integrity.detectors import check_label
+from webapp.core.visibility import Perm, can_see, has_perm
 from webapp.results.models import Run
-from webapp.visibility import Perm, can_see, has_perm
 
 # The kinds of fact a check stores in ``RunCheck.reasons``.
 REFERENCE, PEER, RULE, LLM = "reference", "peer", "rule", "llm"

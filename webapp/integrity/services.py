@@ -19,11 +19,11 @@ from benchmark.integrity.winnowing import CorpusMatch, best_match, file_fingerpr
 from runner.spec import CODE_DIR, LOGS_DIR
 from webapp import work
 from webapp.competitions.models import Competition
+from webapp.core.visibility import visible_to
 from webapp.integrity.models import ReferenceCorpus, ReferenceFile, RunCheck, ScaffoldTemplate
 from webapp.integrity.reasons import llm_fact, peer_fact, reference_fact, rule_fact
 from webapp.integrity.references import ReferenceEntry
 from webapp.results.models import Run
-from webapp.visibility import visible_to
 from webapp.work import send, send_on_commit
 
 log = logging.getLogger(__name__)
@@ -514,7 +514,7 @@ def run_check_of(run: Run) -> RunCheck:
 
 
 def run_checks_visible_to(user):
-    """The checks of the runs ``user`` may see (``webapp.visibility``)."""
+    """The checks of the runs ``user`` may see (``webapp.core.visibility``)."""
     return visible_to(user, RunCheck.objects.all())
 
 

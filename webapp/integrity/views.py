@@ -22,12 +22,12 @@ from django.views.decorators.http import require_http_methods
 
 from benchmark.integrity.detectors import check_label
 from benchmark.integrity.winnowing import source_text
+from webapp.core.visibility import Perm, has_perm, may
 from webapp.integrity import services
 from webapp.integrity.forms import RunCheckDecisionForm
 from webapp.integrity.models import RunCheck
 from webapp.integrity.reasons import Viewer, peer_for, reasons_for
 from webapp.runs import run_files
-from webapp.visibility import Perm, has_perm, may
 
 SIDE_MAX_LINES = 3000
 FRAGMENT_COLOURS = 6

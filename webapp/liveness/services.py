@@ -1,7 +1,7 @@
 """Heartbeats the processes write themselves, and what pages say from them.
 
 A Celery worker (``worker_ready``) and beat (``beat_init``) start a ``ProcessHeartbeat``
-(``webapp/celery.py``): a thread that writes the process's row at once, then every quarter
+(``webapp/project/celery.py``): a thread that writes the process's row at once, then every quarter
 of ``MLEBOARD_STALE_AFTER_S``, and marks it stopped on a clean stop. A runs worker already
 beats for its run host (``webapp.runs.hosts``), which the runs app registers here as a
 source (``register_source``): no second thread in the process whose stop hands runs over. A queue has a live

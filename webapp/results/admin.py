@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.db.models import Count
 from django.template.loader import render_to_string
 
+from webapp.core.visibility import Perm, VisibleInAdmin, actionable, has_perm
+from webapp.core.wording import counted
 from webapp.results.models import (
     Agent,
     Experiment,
@@ -14,8 +16,6 @@ from webapp.results.models import (
     Upload,
 )
 from webapp.results.selectors import any_medal_texts
-from webapp.visibility import Perm, VisibleInAdmin, actionable, has_perm
-from webapp.wording import counted
 
 
 @admin.register(Scaffold)

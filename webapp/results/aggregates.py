@@ -30,8 +30,8 @@ from benchmark.catalogue import load_catalogue
 from benchmark.compare import CompetitionTally
 from benchmark.reports import REPORT_KEYS, CompetitionReport
 from benchmark.splits import RAN, SPLIT_SLUGS
-from webapp import page_cache
 from webapp.competitions.selectors import clean_subset_excluded_slugs
+from webapp.edge import page_cache
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport
 from webapp.work import send_on_commit
 

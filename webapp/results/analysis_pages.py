@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.shortcuts import render
 
-from webapp import cost_figures
+from webapp.figures import cost as cost_figures
 from webapp.results import selectors
 from webapp.results.failure_modes import experiment_failures, failure_runs
 from webapp.results.token_costs import compare_tokens, experiment_tokens

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.reports import EXTRA_KEYS, REPORT_KEYS
-from webapp.bad_input import IsoDateField
+from webapp.core.bad_input import IsoDateField
 from webapp.results import selectors
 from webapp.results.aggregates import wants_clean_subset
 from webapp.results.leaderboard import INTEGRITY_FILTERS, TRI_STATE_FILTERS

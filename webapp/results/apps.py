@@ -7,7 +7,8 @@ class ResultsConfig(AppConfig):
     verbose_name = "Agents, experiments & grade reports"
 
     def ready(self) -> None:
-        from webapp import roles, work
+        from webapp import work
+        from webapp.core import roles
         from webapp.results import curation
         from webapp.results.grading import run_ended
         from webapp.results.uploads import upload_ended

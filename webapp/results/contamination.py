@@ -1,7 +1,7 @@
 """What the contamination section of the experiment and compare pages shows: each
 competition's result (medal rate over seeds as the experiment's figures count it, mean
 percentile) set against its Kaggle deadline and the base model's familiarity with it,
-analysed by ``benchmark.contamination`` and drawn by ``webapp.contamination_figures``.
+analysed by ``benchmark.contamination`` and drawn by ``webapp.figures.contamination``.
 
 The medal rate is the aggregate's own per-competition count (``per_competition`` of the
 split shown: missing seeds count as failures, a disqualified seed as no medal), so these
@@ -10,14 +10,14 @@ figures agree with the funnel and the headline above them."""
 from django.db.models import Avg
 
 from benchmark.contamination import CompetitionResult, date_view, familiarity_view
-from webapp import contamination_figures
-from webapp.numbers import (
+from webapp.core.formatting import (
     format_p,
     format_percent,
     format_points,
     format_signed,
     format_statistic,
 )
+from webapp.figures import contamination as contamination_figures
 
 NO_REPORTS = (
     "No per-competition reports: these figures need each competition's result, which "

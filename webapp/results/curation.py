@@ -41,7 +41,7 @@ def _leaderboard_saved(sender, instance: PrivateLeaderboard, **kwargs) -> None:
 
 
 def connect() -> None:
-    from webapp import page_cache, viewer_pages
+    from webapp.edge import page_cache, viewer_pages
 
     # Cached public pages follow every change they show (publishing included), and
     # signed-in people's copies the changes of what they may see.

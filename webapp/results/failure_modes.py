@@ -43,7 +43,7 @@ def experiment_failures(experiment: Experiment) -> dict:
 
 def failure_runs(experiment: Experiment, key: str) -> list[dict]:
     """The runs behind one figure of the failure table, for a page listing them."""
-    from webapp.jinja import url_for_each
+    from webapp.core.rendering import url_for_each
 
     ids = runs_in(experiment_failures(experiment), key)
     run_url = url_for_each("run-page-result")

@@ -12,8 +12,9 @@ from django.conf import settings
 from django.db import transaction
 
 from benchmark.leaderboard import LeaderboardTable
-from webapp import page_cache, work
+from webapp import work
 from webapp.competitions.models import Competition, LeaderboardEntry, PrivateLeaderboard
+from webapp.edge import page_cache
 from webapp.results import extensions
 from webapp.results.models import GradeReport, Run
 from webapp.results.services import report_store

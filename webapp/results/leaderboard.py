@@ -14,8 +14,8 @@ from benchmark.splits import (
     SPLIT_SLUGS,
     split_label,
 )
-from webapp.jinja import url_for_each
-from webapp.numbers import format_percentage_number
+from webapp.core.formatting import format_percentage_number
+from webapp.core.rendering import url_for_each
 from webapp.results.aggregates import wants_clean_subset
 from webapp.results.models import Experiment
 from webapp.results.selectors import experiments_visible_to
@@ -432,7 +432,7 @@ def table_rows(
     entries: list[dict], shown: list[str], numbers: dict[str, int] | None = None
 ) -> tuple[list[dict], list[tuple[int, str]]]:
     """What the leaderboard's table shows, row by row, as plain values for the template
-    (``webapp/jinja2/results/leaderboard_rows.html``, which escapes them): formatted figures, sort keys,
+    (``webapp/core/jinja2/results/leaderboard_rows.html``, which escapes them): formatted figures, sort keys,
     footnote numbers (``numbers``: those of the whole page, when it has two tables).
     Returns the rows and the numbered footnotes listed under the table."""
     numbers = _footnote_numbers(entries) if numbers is None else numbers

@@ -125,7 +125,7 @@ class Experiment(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        # Who may act (webapp.visibility; the groups of webapp.roles hold them). Seeing
+        # Who may act (webapp.core.visibility; the groups of webapp.core.roles hold them). Seeing
         # every experiment, published or not, is Django's own view_experiment.
         permissions = [
             ("publish_experiment", "Can publish experiments and withdraw them"),

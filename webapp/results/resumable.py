@@ -19,7 +19,7 @@ Lifecycle (declared in ``webapp.work.declarations``; ``partial_move`` moves it):
     receiving  --DELETE (tus termination)-->  terminated
     assembling --silent for MLEBOARD_STALE_AFTER_S--> assembled again by the sweeper
 
-``partial_uploads_sweep`` (run by ``webapp.sweeper``) ends every state that has a deadline.
+``partial_uploads_sweep`` (run by ``webapp.ops.sweeper``) ends every state that has a deadline.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from benchmark.file_seek import seek_clamped
 from webapp import work
-from webapp.media_space import FULL_MESSAGE, is_disk_full, room_for
+from webapp.edge.media_space import FULL_MESSAGE, is_disk_full, room_for
 from webapp.results.models import PartialUpload, Upload
 from webapp.results.resumable_sha256 import ResumableSha256
 from webapp.results.upload_quota import quota_refusal

@@ -8,16 +8,16 @@ from django.shortcuts import get_object_or_404
 
 from benchmark.medals import medal_level
 from benchmark.splits import SPLIT_PREFERENCE, default_split, split_label
+from webapp.core.formatting import format_score
+from webapp.core.visibility import actionable, visible_to
 from webapp.liveness.services import GRADING_QUEUE, no_worker_note
-from webapp.numbers import format_score
 from webapp.results.models import Experiment, GradeReport, Run, Upload
-from webapp.visibility import actionable, visible_to
 from webapp.work import stale_before
 
 
 def experiments_visible_to(user) -> QuerySet:
     """Published experiments, plus the user's own; with ``results.view_experiment``,
-    every one (``webapp.visibility``)."""
+    every one (``webapp.core.visibility``)."""
     qs = Experiment.objects.select_related("agent__scaffold", "agent__model", "owner")
     return visible_to(user, qs)
 
@@ -285,11 +285,11 @@ def competition_rows(
     experiment: Experiment, competition: str | None = None, limit: int | None = None
 ) -> list[dict]:
     """The per-competition table (score, medal, thresholds, percentile, medal gap per
-    seed) as plain values for ``webapp/jinja2/results/competition_rows.html``: numbers formatted once,
+    seed) as plain values for ``webapp/core/jinja2/results/competition_rows.html``: numbers formatted once,
     sort keys given. ``competition``: that competition's seeds only; ``limit``: the first
     so many rows."""
     from benchmark.compare import medal_gap
-    from webapp.jinja import url_for_each
+    from webapp.core.rendering import url_for_each
 
     reports = GradeReport.objects.filter(experiment=experiment, is_current=True)
     if competition is not None:
@@ -384,7 +384,7 @@ def competition_summary_rows(experiment: Experiment) -> list[dict]:
     from django.db.models import Avg, Max, Min
 
     from benchmark.compare import medal_gap
-    from webapp.jinja import url_for_each
+    from webapp.core.rendering import url_for_each
     from webapp.results.aggregates import disqualified as disqualified_reports
 
     disqualified = disqualified_reports()
@@ -747,7 +747,7 @@ def twins_table(experiments: list[Experiment], by_split: dict) -> list[dict]:
     """The paper's Table 3 for the experiments compared: per group of ``condition_twins``,
     each member's conditions and its Any Medal % per split the group has in common, as
     mean ± SEM with the 95% interval (mean ± 1.96·SEM, clipped to 0-100)."""
-    from webapp.numbers import shown_interval
+    from webapp.core.formatting import shown_interval
 
     table = []
     for group in condition_twins(experiments):

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from graders import AnswersMissing
 from webapp import work
-from webapp.media_space import is_disk_full
+from webapp.edge.media_space import is_disk_full
 from webapp.results.aggregates import experiment_aggregate_refresh
 from webapp.results.grading import run_fail, run_grade
 from webapp.results.uploads import upload_fail, upload_process
@@ -120,6 +120,6 @@ def process_upload_task(self, upload_id: int) -> None:
 
 @shared_task(name="webapp.results.tasks.sweep_task")
 def sweep_task() -> dict:
-    from webapp.sweeper import sweep
+    from webapp.ops.sweeper import sweep
 
     return sweep().as_dict()

@@ -46,7 +46,7 @@ def _run_rows(experiment: Experiment):
 def experiment_tokens(experiment: Experiment, *, with_runs: bool = True) -> dict:
     """``benchmark.cost.token_figures`` of the experiment's runs, with its model's price;
     and (``with_runs``) the first ``RUNS_LISTED`` runs' own counts as ``run_rows``."""
-    from webapp.jinja import url_for_each
+    from webapp.core.rendering import url_for_each
 
     rows = _run_rows(experiment)
     tokens = [run_tokens_from_usage(usage, any_medal=medal) for _, _, _, usage, medal in rows]

@@ -30,7 +30,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from webapp import bad_input
+from webapp.core import bad_input
 from webapp.results import resumable
 from webapp.results.models import PartialUpload
 from webapp.results.upload_input import upload_metadata

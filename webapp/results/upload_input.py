@@ -5,7 +5,7 @@ import datetime as dt
 
 from rest_framework import serializers
 
-from webapp.bad_input import IsoDateField, parse_json
+from webapp.core.bad_input import IsoDateField, parse_json
 
 
 class UploadMetadataInput(serializers.Serializer):

@@ -9,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from rest_framework.throttling import ScopedRateThrottle
 
-from webapp.bad_input import parse_json
+from webapp.core.bad_input import parse_json
 from webapp.results import resumable, selectors
 from webapp.results.leaderboard import filter_choices
 from webapp.results.upload_api import UploadCreateApi

@@ -13,8 +13,8 @@ from benchmark.splits import (
     split_label,
 )
 from webapp import figures
-from webapp.jinja import render_rows
-from webapp.numbers import format_score, shown_interval
+from webapp.core.formatting import format_score, shown_interval
+from webapp.core.rendering import render_rows
 from webapp.results import analysis_pages, extensions, selectors
 from webapp.results.aggregates import counted_reports, wants_clean_subset
 from webapp.results.contamination import contamination_section

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
+from webapp.core.visibility import Perm, VisibleInAdmin, has_perm
 from webapp.runs.models import AgentRun, HostClaim, Launch, RunHost, SubmissionSnapshot
-from webapp.visibility import Perm, VisibleInAdmin, has_perm
 
 
 class AgentRunInline(admin.TabularInline):

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from benchmark.splits import SPLIT_ALIASES, SPLIT_SLUGS
 from runner.spec import MAX_GPUS
-from webapp.bad_input import IsoDateField
+from webapp.core.bad_input import IsoDateField
 from webapp.results.models import Run
 from webapp.runs import hosts, selectors
 from webapp.runs.models import AgentRun, RunHost

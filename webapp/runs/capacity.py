@@ -16,7 +16,7 @@ from webapp.runs.models import HostClaim, RunHost
 
 
 def current_boot() -> str:
-    """The boot of this worker (set when it starts, ``webapp.celery``); empty outside one."""
+    """The boot of this worker (set when it starts, ``webapp.project.celery``); empty outside one."""
     return env("MLEBOARD_HOST_BOOT")
 
 

@@ -9,9 +9,9 @@ from django.db.models import Count, Q, QuerySet
 from benchmark.file_seek import seek_clamped
 from runner.spec import RUN_LOG
 from webapp import work
+from webapp.core.visibility import Perm, actionable, has_perm, visible_to
 from webapp.liveness.services import GRADING_QUEUE, no_worker_note
 from webapp.runs.models import AgentRun, Launch, SubmissionSnapshot
-from webapp.visibility import Perm, actionable, has_perm, visible_to
 
 
 def launches_visible_to(user) -> QuerySet:

@@ -1,7 +1,7 @@
 """The run queues, by resource class: ``runs.cpu`` and ``runs.gpu`` (a run asking for
 GPUs). A run host's worker consumes the classes it can serve, as many at once as it has
 run slots, so delivery places runs without bouncing them. Runs whose worker died are ended
-by the sweeper (``webapp.sweeper``) when their heartbeat stops, or handed over when their
+by the sweeper (``webapp.ops.sweeper``) when their heartbeat stops, or handed over when their
 host stops beating (``webapp.runs.hosts``)."""
 
 import logging

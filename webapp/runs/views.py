@@ -15,7 +15,8 @@ from django.views.decorators.http import require_POST
 
 from benchmark.splits import SPLIT_SLUGS, split_choices
 from runner.spec import MAX_GPUS
-from webapp.refusals import permission_refused
+from webapp.core.refusals import permission_refused
+from webapp.core.visibility import Perm
 from webapp.runs import hosts, selectors
 from webapp.runs.models import RunHost
 from webapp.runs.services import (
@@ -25,7 +26,6 @@ from webapp.runs.services import (
     launch_create_from_input,
     site_agents,
 )
-from webapp.visibility import Perm
 from webapp.work import heartbeat_interval
 
 PAPER_CPUS, PAPER_MEMORY_GIB, PAPER_GPUS = 36, 440, 1

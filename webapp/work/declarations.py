@@ -183,7 +183,7 @@ def declared() -> list[Kind]:
             field="",
             task="webapp.results.tasks.refresh_experiment_aggregate_task",
             due_field="figures_due_since",
-            sweep="webapp.sweeper.resend_figures",
+            sweep="webapp.ops.sweeper.resend_figures",
         ),
         Kind(
             name="resumable_upload",

@@ -3,7 +3,7 @@
 transaction, and a task is sent for it after commit. Nothing relies on that send:
 
 * a row never sent (the broker was down, the process died after commit) or sent long ago
-  and never claimed is sent again by the sweeper (``webapp.sweeper``), with backoff;
+  and never claimed is sent again by the sweeper (``webapp.ops.sweeper``), with backoff;
 * a worker claims a row with a token (a conditional update, so one claim wins), keeps a
   heartbeat while it works, and writes its result only while it still holds the claim;
 * a claim whose heartbeat went silent for ``MLEBOARD_STALE_AFTER_S`` is taken back by the

@@ -1,5 +1,5 @@
 """The site's number formats as template filters (``{% load numbers_format %}``): every
-page prints a number of a kind the same way (``webapp.numbers`` declares how).
+page prints a number of a kind the same way (``webapp.core.formatting`` declares how).
 
     {{ grade.score|score }}          0.137555
     {{ metric.mean|pct }}            33.3        (a percentage, in a column headed "%")
@@ -10,7 +10,7 @@ page prints a number of a kind the same way (``webapp.numbers`` declares how).
 
 from django import template
 
-from webapp import numbers
+from webapp.core import formatting
 
 register = template.Library()
 
@@ -18,31 +18,31 @@ register = template.Library()
 @register.filter
 def score(value) -> str:
     """A score or medal line to the metric's precision."""
-    return numbers.format_score(value)
+    return formatting.format_score(value)
 
 
 @register.filter
 def pct(value) -> str:
     """A percentage (0-100) without its sign."""
-    return numbers.format_percentage_number(_number(value))
+    return formatting.format_percentage_number(_number(value))
 
 
 @register.filter
 def percent(value) -> str:
     """A percentage (0-100) with its sign."""
-    return numbers.format_percent(_number(value))
+    return formatting.format_percent(_number(value))
 
 
 @register.filter
 def rate(value) -> str:
     """A fraction (0-1) as a percentage with its sign."""
-    return numbers.format_rate(_number(value))
+    return formatting.format_rate(_number(value))
 
 
 @register.filter
 def stat(value, decimals: int = 2) -> str:
     """A similarity, correlation or other statistic to ``decimals`` places."""
-    return numbers.format_statistic(_number(value), int(decimals))
+    return formatting.format_statistic(_number(value), int(decimals))
 
 
 def _number(value):

@@ -6,7 +6,7 @@ from webapp.competitions.familiarity import (
     familiarity_measure,
     familiarity_request,
 )
-from webapp.numbers import format_statistic
+from webapp.core.formatting import format_statistic
 
 
 class Command(BaseCommand):

@@ -10,7 +10,7 @@ object (a reason, a peer match, a count) give the same answer.
 Acting: an action on an object (re-grade, cancel, review, publish) is allowed to whom
 may see it and either owns it (where owners may) or holds the action's permission.
 
-The permissions are Django's, granted to the groups ``webapp.roles`` declares."""
+The permissions are Django's, granted to the groups ``webapp.core.roles`` declares."""
 
 from __future__ import annotations
 

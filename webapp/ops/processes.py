@@ -3,15 +3,15 @@ the agent-runs worker and beat. ``make run`` (``scripts/serve.sh``), compose.yam
 Dockerfile all start them from here, so a queue, a concurrency or a gunicorn option is
 written in one place.
 
-    python -m webapp.processes run NAME   # exec one process (compose, the Dockerfile)
-    python -m webapp.processes serve      # all of them under supervisord (make run)
-    python -m webapp.processes argv NAME  # print its command line
-    python -m webapp.processes announce PID  # "mleboard is up" once it answers (make run)
+    python -m webapp.ops.processes run NAME   # exec one process (compose, the Dockerfile)
+    python -m webapp.ops.processes serve      # all of them under supervisord (make run)
+    python -m webapp.ops.processes argv NAME  # print its command line
+    python -m webapp.ops.processes announce PID  # "mleboard is up" once it answers (make run)
 
 Under ``serve``, supervisord (an existing supervisor, not a loop of ours) restarts any that
 dies, at once, and logs it in ``var/log/supervisord.log``; Ctrl-C or SIGTERM stops them all:
 each gets SIGTERM, then SIGKILL (to its whole process group) ``MLEBOARD_SHUTDOWN_GRACE_S``
-+ 3 s later. A worker told to stop hands its work back at once (``webapp.celery``): the
++ 3 s later. A worker told to stop hands its work back at once (``webapp.project.celery``): the
 grading it held waits again, its agent runs are queued again, and the next start does them.
 """
 
@@ -46,7 +46,7 @@ def run_queues() -> list[str]:
     """The run queues this host's runs worker takes (needs the settings: GPUs)."""
     import django
 
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.project.settings")
     django.setup()
     from webapp.runs.hosts import run_queues as host_run_queues
 
@@ -62,7 +62,7 @@ def argv(name: str, *, logfile: bool = False) -> list[str]:
     if name == "web":
         return [
             _program("gunicorn"),
-            "webapp.wsgi:application",
+            "webapp.project.wsgi:application",
             "--bind",
             f"{env('HOST')}:{env('PORT')}",
             "--workers",
@@ -188,7 +188,7 @@ def supervisord_conf() -> str:
     ]
     for name in NAMES:
         command = " ".join(
-            shlex.quote(a) for a in (sys.executable, "-m", "webapp.processes", "run", name)
+            shlex.quote(a) for a in (sys.executable, "-m", "webapp.ops.processes", "run", name)
         )
         sections += [
             "",
@@ -310,7 +310,7 @@ def _append_to_output() -> None:
 
 
 def main(args: list[str]) -> int:
-    if len(args) == 2 and args[0] == "announce" and args[1].isdecimal():
+    if len(args) == 2 and args[0] == "announce" and args[1].isascii() and args[1].isdecimal():
         return announce(int(args[1]))
     if len(args) == 2 and args[0] in ("run", "argv"):
         command = argv(args[1], logfile=env("MLEBOARD_LOG_TO_FILES"))

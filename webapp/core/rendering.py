@@ -42,5 +42,5 @@ def url_for_each(name: str):
 
 
 def render_rows(name: str, **context) -> Markup:
-    """A table body rendered by ``webapp/jinja2/<name>`` (escaped by the engine)."""
+    """A table body rendered by ``webapp/core/jinja2/<name>`` (escaped by the engine)."""
     return Markup(environment().get_template(name).render(**context))

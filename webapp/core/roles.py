@@ -1,5 +1,5 @@
 """The groups the site ships, declared once: reviewers and operators, and the permissions
-each holds (``webapp.visibility.Perm`` says what each permission lets a person do).
+each holds (``webapp.core.visibility.Perm`` says what each permission lets a person do).
 
 Every ``migrate`` brings the groups up to this declaration (a ``post_migrate`` handler,
 as Django makes its permissions), so ``make run``'s setup, compose's web, a new test
@@ -9,7 +9,7 @@ stays; one declared here and missing is added back. Put a person in a group in t
 
 from __future__ import annotations
 
-from webapp.visibility import Perm
+from webapp.core.visibility import Perm
 
 REVIEWERS = "reviewers"
 OPERATORS = "operators"
@@ -87,4 +87,4 @@ def _after_migrate(sender, app_config=None, using="default", apps=None, **kwargs
 def connect() -> None:
     from django.db.models.signals import post_migrate
 
-    post_migrate.connect(_after_migrate, dispatch_uid="webapp.roles.sync_groups")
+    post_migrate.connect(_after_migrate, dispatch_uid="webapp.core.roles.sync_groups")

@@ -6,7 +6,7 @@ without a session, a messages cookie or an ``Authorization`` header, and the res
 200 that sets no cookie (a page that used the CSRF token sets one, so a token never lands
 in the cache). Everyone else gets the page rendered for them, as before.
 
-Keys are canonical (``webapp.page_cache_routes``): the address, the query parameters it
+Keys are canonical (``webapp.edge.page_cache_routes``): the address, the query parameters it
 reads (others are dropped, from the key and from the request the view sees), sorted, one
 value each; the API's ``Accept`` is not part of the key (JSON is its one representation).
 So a client varying unknown parameters or headers makes no new entries.
@@ -56,7 +56,7 @@ from django.http import HttpResponse, HttpResponseNotModified
 from django.utils.cache import patch_vary_headers
 from django.utils.http import parse_etags
 
-from webapp import page_cache_routes as routes
+from webapp.edge import page_cache_routes as routes
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ _SKIPPED_HEADERS = {
 }
 # As Django's GZipMiddleware reads Accept-Encoding.
 ACCEPTS_GZIP = re.compile(r"\bgzip\b")
-# What a 503 of the database-outage middleware is marked with (webapp.outage).
+# What a 503 of the database-outage middleware is marked with (webapp.edge.outage).
 OUTAGE_HEADER = "X-Database-Unavailable"
 
 
@@ -178,7 +178,7 @@ def changed(using: str = DEFAULT_DB_ALIAS) -> None:
 def _private_keys(owners: Iterable[int]) -> list[str]:
     """The scopes a change to private work replaces: its owners' and everyone's private
     work (what those who see every experiment see). Only signed-in pages read them
-    (``webapp.viewer_pages``); no anonymous page renders again."""
+    (``webapp.edge.viewer_pages``); no anonymous page renders again."""
     return [_SCOPE_VERSION_KEY.format(routes.PRIVATE)] + [
         _SCOPE_VERSION_KEY.format(routes.owner_scope(owner)) for owner in set(owners)
     ]
@@ -331,7 +331,7 @@ _recent = _Recent(RECENT_MAX_BYTES)
 
 def clear() -> None:
     """Drop every stored page (tests, and an operator's ``cache clear``)."""
-    from webapp import viewer_pages
+    from webapp.edge import viewer_pages
 
     _recent.clear()
     viewer_pages.forget_classes()
@@ -348,7 +348,7 @@ def _lookup(key: str, scopes: tuple[str, ...], group: str) -> tuple[tuple, tuple
 
 
 def bump(scopes: Iterable[str]) -> None:
-    """Replace these scopes' versions now (``webapp.viewer_pages``' own scopes)."""
+    """Replace these scopes' versions now (``webapp.edge.viewer_pages``' own scopes)."""
     _bump([_SCOPE_VERSION_KEY.format(scope) for scope in scopes])
 
 
@@ -524,7 +524,7 @@ def canonicalize(request, found: routes.Match) -> str:
 
 def _storable(request, response, *, token_used: bool = False) -> bool:
     """A 200 with no cookie of its own; ``token_used``: the page may have asked for the
-    CSRF token (``webapp.viewer_pages`` then checks that no stored part holds it)."""
+    CSRF token (``webapp.edge.viewer_pages`` then checks that no stored part holds it)."""
     return (
         response.status_code == 200
         and not response.streaming

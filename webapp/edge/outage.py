@@ -4,7 +4,7 @@ While PostgreSQL restarts, fails over or is unreachable, every query raises Djan
 ``OperationalError`` (or ``InterfaceError`` on a connection that broke under it). That is the
 infrastructure's fault and passes: the answer is *503 Service Unavailable* with
 ``Retry-After`` (browsers, API clients and proxies know to come back), and the page cache
-keeps serving the public pages it holds (``webapp.page_cache`` serves its stored copy, even
+keeps serving the public pages it holds (``webapp.edge.page_cache`` serves its stored copy, even
 one a change made stale, when the response carries ``OUTAGE_HEADER``).
 
 Two ways in, so that no request escapes: ``DatabaseOutageMiddleware.process_exception`` for
@@ -22,7 +22,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.views import defaults
 
-from webapp.page_cache import OUTAGE_HEADER
+from webapp.edge.page_cache import OUTAGE_HEADER
 
 RETRY_AFTER_S = 10
 MESSAGE = (

@@ -8,7 +8,7 @@ from webapp import figures
 from webapp.competitions import selectors
 from webapp.competitions.familiarity import competition_familiarity_rows, competition_texts
 from webapp.competitions.models import Competition
-from webapp.numbers import format_scores_alike, format_statistic
+from webapp.core.formatting import format_scores_alike, format_statistic
 from webapp.results.selectors import agent_scores_on_competition, experiments_on_competition
 
 # Where an MLE-bench competition was held (MLE-bench's ids are Kaggle's).

@@ -17,7 +17,7 @@ from celery.signals import (
     worker_shutting_down,
 )
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.project.settings")
 
 # Tasks are sent by webapp.work (after commit, recorded on the row, re-sent by the sweeper).
 app = Celery("mleboard")

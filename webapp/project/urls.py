@@ -4,12 +4,13 @@ from django.http import HttpResponseRedirect
 from django.templatetags.static import static
 from django.urls import include, path
 
-from webapp import admin_links, api_docs, docs_site, status
 from webapp.competitions import views as competition_views
-from webapp.integrity import run_urls
-from webapp.results import analysis_pages, competition_page, upload_views
+from webapp.ops import status
+from webapp.pages import admin_links, api_docs, my_work, run_urls
+from webapp.pages import competition as competition_page
+from webapp.pages import docs as docs_site
+from webapp.results import analysis_pages, upload_views
 from webapp.results import views as result_views
-from webapp.runs import my_work
 from webapp.runs import views as run_views
 
 # The admin says whose it is (Django's default is "Django administration").
@@ -62,7 +63,7 @@ urlpatterns = [
     ),
     path("accounts/", include("allauth.urls")),
     path("admin/", admin.site.urls),
-    path("api/", include("webapp.api_urls")),
+    path("api/", include("webapp.project.api_urls")),
     path("api/schema/", api_docs.SchemaView.as_view(), name="api-schema"),
     path("api/docs/", api_docs.swagger_view, name="api-docs"),
     path("api/redoc/", api_docs.redoc_view, name="api-redoc"),
@@ -75,6 +76,6 @@ urlpatterns = [
 ]
 
 # Under /api/, an address no route takes is a JSON 404 like the API's own.
-handler404 = "webapp.bad_input.not_found"
-# The database away is a 503 with Retry-After, wherever the query was made (webapp/outage.py).
-handler500 = "webapp.outage.server_error"
+handler404 = "webapp.core.bad_input.not_found"
+# The database away is a 503 with Retry-After, wherever the query was made (webapp/edge/outage.py).
+handler500 = "webapp.edge.outage.server_error"

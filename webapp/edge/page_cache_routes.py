@@ -1,5 +1,5 @@
 """Which addresses the page cache serves, the query parameters each one reads, and what
-its pages depend on: the one declaration ``webapp.page_cache`` keys and scopes by.
+its pages depend on: the one declaration ``webapp.edge.page_cache`` keys and scopes by.
 
 A key is canonical: the parameters an address does not read are dropped (and dropped from
 the request the view sees, so the stored page is the page of the key), each parameter
@@ -41,7 +41,7 @@ _API = ("format",)
 
 LISTINGS = "listings"
 EXPERIMENT = "experiment"
-# What signed-in pages depend on beyond a visitor's (``webapp.viewer_pages``): every
+# What signed-in pages depend on beyond a visitor's (``webapp.edge.viewer_pages``): every
 # private experiment (for those who see them all), and one owner's.
 PRIVATE = "private"
 
@@ -59,7 +59,7 @@ class Route:
     api: bool
     # Parameters that bound results by date (``since``: on or after, ``until``: on or
     # before): two values between the same two results' dates give the same page, so the
-    # key holds one of them (``webapp.page_cache.canonical_dates``).
+    # key holds one of them (``webapp.edge.page_cache.canonical_dates``).
     dates: frozenset[str] = frozenset()
 
 

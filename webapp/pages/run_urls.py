@@ -3,7 +3,7 @@
 
 from django.urls import path
 
-from webapp.integrity import run_pages
+from webapp.pages import runs as run_pages
 
 PAGES = (
     ("", run_pages.run_page, "run-page"),

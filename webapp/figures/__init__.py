@@ -8,7 +8,7 @@ directly (rather than through plotly.graph_objects) keeps page rendering cheap.
 import math
 from collections.abc import Sequence
 
-from webapp.numbers import format_score
+from webapp.core.formatting import format_score
 
 MEDAL_COLOURS = {"gold": "#d4a017", "silver": "#8a8d91", "bronze": "#b06a2c", "median": "#4a6fa5"}
 LAYOUT_BASE = {

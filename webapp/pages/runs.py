@@ -23,11 +23,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.core.formatting import format_scores_alike
 from webapp.integrity.models import RunCheck
 from webapp.integrity.reasons import Viewer, reasons_for
 from webapp.integrity.services import run_checks_visible_to
 from webapp.liveness.services import GRADING_QUEUE, no_worker_note
-from webapp.numbers import format_scores_alike
 from webapp.results.models import Run
 from webapp.results.selectors import medal_of
 from webapp.runs import run_files, selectors

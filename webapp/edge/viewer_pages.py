@@ -1,4 +1,4 @@
-"""The public pages for signed-in people, from the page cache (``webapp.page_cache``).
+"""The public pages for signed-in people, from the page cache (``webapp.edge.page_cache``).
 
 A signed-in person's leaderboard, competition, experiment or compare page differs from a
 visitor's in two ways: the navigation (their name, their links, the sign-out form and its
@@ -53,8 +53,9 @@ from django.template.loader import get_template
 from django.utils.cache import patch_vary_headers
 from django.utils.crypto import constant_time_compare
 
-from webapp import page_cache, visibility
-from webapp import page_cache_routes as routes
+from webapp.core import visibility
+from webapp.edge import page_cache
+from webapp.edge import page_cache_routes as routes
 
 log = logging.getLogger(__name__)
 

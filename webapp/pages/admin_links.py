@@ -1,12 +1,12 @@
 """The admin's "view on site" link (``/admin/r/<type>/<id>/``). Django answers it for any
 staff member with a redirect to the object's page, whether or not they may see the object;
-here an object ``webapp.visibility`` governs is 404 to whom may not see it."""
+here an object ``webapp.core.visibility`` governs is 404 to whom may not see it."""
 
 from django.contrib.contenttypes.models import ContentType
 from django.contrib.contenttypes.views import shortcut
 from django.http import Http404
 
-from webapp.visibility import SEE, can_see
+from webapp.core.visibility import SEE, can_see
 
 
 def view_on_site(request, content_type_id: int, object_id: str):

@@ -114,7 +114,7 @@ def _statuses(view, method: str, path: str) -> list[str]:
     return statuses
 
 
-# No text the API takes holds NUL (``webapp.bad_input``): a 400 answers one.
+# No text the API takes holds NUL (``webapp.core.bad_input``): a 400 answers one.
 NO_NUL = "^[^\\x00]*$"
 
 

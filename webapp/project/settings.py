@@ -22,7 +22,7 @@ if _problems := check_environment():
         "mleboard's configuration has values it cannot use:\n  " + "\n  ".join(_problems)
     )
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
 VAR_DIR = env("MLEBOARD_VAR_DIR")
 
 DEBUG = env("DEBUG")
@@ -52,7 +52,7 @@ if env("MLEBOARD_BEHIND_TLS_PROXY"):
 SECURE_SSL_REDIRECT = env("SECURE_SSL_REDIRECT")
 SESSION_COOKIE_SECURE = env("SESSION_COOKIE_SECURE")
 # Sessions are read from the cache (written through to the database): a signed-in page
-# served by webapp.viewer_pages costs no session query.
+# served by webapp.edge.viewer_pages costs no session query.
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 CSRF_COOKIE_SECURE = env("CSRF_COOKIE_SECURE")
 SECURE_HSTS_SECONDS = env("SECURE_HSTS_SECONDS")
@@ -88,34 +88,34 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # A NUL in the address is a 400 before anything reads it (PostgreSQL refuses NUL).
-    "webapp.bad_input.RejectNulMiddleware",
+    "webapp.core.bad_input.RejectNulMiddleware",
     # A chunked body is a 400 asking for a Content-Length: Django would read it as empty.
-    "webapp.bad_input.RejectChunkedBodyMiddleware",
+    "webapp.core.bad_input.RejectChunkedBodyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Anonymous views of the public pages served whole from the cache (webapp/page_cache.py).
-    "webapp.page_cache.PageCacheMiddleware",
-    # The database away: 503 with Retry-After (webapp/outage.py; handler500 too).
-    "webapp.outage.DatabaseOutageMiddleware",
+    # Anonymous views of the public pages served whole from the cache (webapp/edge/page_cache.py).
+    "webapp.edge.page_cache.PageCacheMiddleware",
+    # The database away: 503 with Retry-After (webapp/edge/outage.py; handler500 too).
+    "webapp.edge.outage.DatabaseOutageMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Uploads on a full disk: 507 before any view or the CSRF check (process_view, after
-    # every middleware's __call__) reads the body (webapp/media_space.py).
-    "webapp.media_space.MediaSpaceMiddleware",
+    # every middleware's __call__) reads the body (webapp/edge/media_space.py).
+    "webapp.edge.media_space.MediaSpaceMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # The same public pages for signed-in people: the page cache's copy for their class
-    # of viewers around their own navigation (webapp/viewer_pages.py).
-    "webapp.viewer_pages.ViewerPageMiddleware",
+    # of viewers around their own navigation (webapp/edge/viewer_pages.py).
+    "webapp.edge.viewer_pages.ViewerPageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
-    "webapp.timing.ServerTimingMiddleware",
+    "webapp.edge.timing.ServerTimingMiddleware",
     # Last, as django-axes asks: turns a locked-out login into its 429 response.
     "axes.middleware.AxesMiddleware",
 ]
 
-ROOT_URLCONF = "webapp.urls"
-WSGI_APPLICATION = "webapp.wsgi.application"
+ROOT_URLCONF = "webapp.project.urls"
+WSGI_APPLICATION = "webapp.project.wsgi.application"
 
 TEMPLATES = [
     {
@@ -123,13 +123,13 @@ TEMPLATES = [
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
-            "builtins": ["webapp.wording_tags"],
+            "builtins": ["webapp.core.wording_tags"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "webapp.runs.context_processors.isolation",
                 "webapp.accounts.context_processors.signup",
-                "webapp.visibility.template_context",
+                "webapp.core.visibility.template_context",
                 "django.contrib.messages.context_processors.messages",
             ],
         },
@@ -193,7 +193,7 @@ else:
             "LOCATION": str(VAR_DIR / "cache"),
         }
     }
-# Whole public pages for anonymous visitors (webapp/page_cache.py): in a Redis of their own
+# Whole public pages for anonymous visitors (webapp/edge/page_cache.py): in a Redis of their own
 # (MLEBOARD_CACHE_URL), bounded and evicting least recently used pages, shared by every web
 # process and host; otherwise each process keeps at most page_cache.RECENT_MAX_BYTES.
 # Never the broker's or the throttles' Redis: allkeys-lru there would evict their keys.
@@ -243,12 +243,12 @@ STATICFILES_DIRS = [
 ]
 # collectstatic names each file by its content's hash (css/site.3f2a….css, listed in
 # STATIC_ROOT/staticfiles.json, which {% static %} reads) and compresses those copies
-# (webapp/static_storage.py); whitenoise serves the hashed names with a year's `immutable`
+# (webapp/project/static_storage.py); whitenoise serves the hashed names with a year's `immutable`
 # cache, since a changed file gets a new name. Pages need that manifest: `make setup` runs
 # collectstatic, as does the Dockerfile.
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "webapp.static_storage.StaticFilesStorage"},
+    "staticfiles": {"BACKEND": "webapp.project.static_storage.StaticFilesStorage"},
 }
 MEDIA_ROOT = env("MLEBOARD_MEDIA_ROOT")
 MEDIA_URL = "media/"
@@ -312,9 +312,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env("CELERY_VISIBILITY_TIMEOUT"),
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    # kombu's filesystem transport with its races closed (webapp/embedded_broker.py): safe
+    # kombu's filesystem transport with its races closed (webapp/ops/embedded_broker.py): safe
     # for several workers, beat and remote control at once.
-    CELERY_BROKER_TRANSPORT = "webapp.embedded_broker:Transport"
+    CELERY_BROKER_TRANSPORT = "webapp.ops.embedded_broker:Transport"
     for sub in ("queue", "processed", "control"):
         (_broker_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS |= {
@@ -347,7 +347,7 @@ GRADING_SOFT_TIME_LIMIT = env("MLEBOARD_GRADING_SOFT_TIME_LIMIT")
 GRADING_TIME_LIMIT = GRADING_SOFT_TIME_LIMIT + 60
 UPLOAD_SOFT_TIME_LIMIT = env("MLEBOARD_UPLOAD_SOFT_TIME_LIMIT")
 MLEBOARD_GRADING_FAULT_DELAY = env("MLEBOARD_GRADING_FAULT_DELAY")
-# The sweeper (webapp.sweeper): work whose claim has not said it is alive for
+# The sweeper (webapp.ops.sweeper): work whose claim has not said it is alive for
 # MLEBOARD_STALE_AFTER_S seconds, or that was never sent or never picked up, is sent
 # again; after MLEBOARD_MAX_ATTEMPTS claims it fails with the reason. It runs every
 # MLEBOARD_REAPER_INTERVAL_S seconds.
@@ -391,7 +391,7 @@ MLEBOARD_HOST_GPU_MODEL = env("MLEBOARD_HOST_GPU_MODEL")
 # The name a run host registers under (webapp.runs.hosts); unset: the machine's host name.
 MLEBOARD_HOST_NAME = env("MLEBOARD_HOST_NAME")
 # How many agent runs this host runs at once: the concurrency of its worker on the run
-# queues (webapp/processes.py), apart from the grading worker.
+# queues (webapp/ops/processes.py), apart from the grading worker.
 MLEBOARD_RUN_SLOTS = env("MLEBOARD_RUN_SLOTS")
 # The run queues this host's runs worker consumes (webapp.runs.hosts.run_queues); None:
 # runs.cpu, plus runs.gpu when the host has GPUs.
@@ -408,7 +408,7 @@ MLEBOARD_LLM_PRICES = {
 
 # --- Uploads --------------------------------------------------------------------------
 UPLOAD_MAX_BYTES = env("MLEBOARD_UPLOAD_MAX_BYTES")
-# Free space kept on the media folder (webapp.media_space): uploads are refused below it.
+# Free space kept on the media folder (webapp.edge.media_space): uploads are refused below it.
 MLEBOARD_MEDIA_MIN_FREE_BYTES = env("MLEBOARD_MEDIA_MIN_FREE_BYTES")
 UPLOAD_MAX_MEMBERS = env("MLEBOARD_UPLOAD_MAX_MEMBERS")
 UPLOAD_MAX_TOTAL_BYTES = env("MLEBOARD_UPLOAD_MAX_TOTAL_BYTES")
@@ -468,9 +468,9 @@ REST_FRAMEWORK = {
         "regrades": env("MLEBOARD_REGRADE_RATE"),
     },
     # JSON nested too deeply for the parser is a 400; non-finite floats render as null.
-    "DEFAULT_RENDERER_CLASSES": ["webapp.bad_input.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["webapp.core.bad_input.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "webapp.bad_input.JSONParser",
+        "webapp.core.bad_input.JSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
@@ -486,10 +486,10 @@ SPECTACULAR_SETTINGS = {
     # Request bodies as their own components, so that a file field is described as the
     # binary file it is (not as a URL, its description in responses).
     "COMPONENT_SPLIT_REQUEST": True,
-    # Every operation documents the errors it can answer (webapp/api_docs.py).
+    # Every operation documents the errors it can answer (webapp/pages/api_docs.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "webapp.api_docs.document_errors",
+        "webapp.pages.api_docs.document_errors",
     ],
     # API clients authenticate with a token; the session is the site's own pages'.
     "AUTHENTICATION_WHITELIST": ["webapp.accounts.tokens.ApiTokenAuthentication"],

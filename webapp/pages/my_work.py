@@ -1,6 +1,6 @@
 """ "My work" (Codabench's "My submissions"): a signed-in person's uploads, launches and
 experiments in one place, each with its status, its Any Medal % per split and the next
-thing to do. Reads only the person's own rows (``webapp.visibility``'s owner rule: a
+thing to do. Reads only the person's own rows (``webapp.core.visibility``'s owner rule: a
 curator who sees everyone's still gets only their own here). It lists launches as well as
 uploads, hence runs' rather than accounts' or results'."""
 
@@ -13,10 +13,10 @@ from django.db.models import Count, Q
 from django.shortcuts import render
 from django.urls import reverse
 
+from webapp.core.visibility import Perm, has_perm
 from webapp.results import selectors
 from webapp.results.models import Experiment, PartialUpload, Upload
 from webapp.runs.models import AgentRun, Launch
-from webapp.visibility import Perm, has_perm
 
 # The badge colour of each status (the site's existing badge classes).
 BADGE = {

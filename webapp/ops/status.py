@@ -24,13 +24,13 @@ from rest_framework.views import APIView
 
 from config.variables import RUN_QUEUE_NAMES
 from webapp.competitions.models import Familiarity
+from webapp.core.visibility import Perm
+from webapp.edge.media_space import media_space
 from webapp.integrity.models import RunCheck
 from webapp.liveness.models import ProcessBeat
 from webapp.liveness.services import GRADING_QUEUE, is_alive, no_worker_note, worker_label
-from webapp.media_space import media_space
 from webapp.results.models import Experiment, Run, Upload
 from webapp.runs.models import AgentRun, RunHost
-from webapp.visibility import Perm
 from webapp.work import heartbeat_interval, stale_before
 
 RUN_QUEUE_CPU, RUN_QUEUE_GPU = RUN_QUEUE_NAMES

@@ -1,8 +1,8 @@
 from django.urls import include, path
 
-from webapp import status
 from webapp.competitions import api as competition_api
-from webapp.integrity import run_urls
+from webapp.ops import status
+from webapp.pages import run_urls
 from webapp.results import api as result_api
 from webapp.results import tus_api, upload_api
 from webapp.runs import api as run_api

@@ -5,8 +5,8 @@ against the base model's familiarity with the competition (its Figure 5). Their 
 
 from collections.abc import Sequence
 
+from webapp.core.formatting import format_p, format_percent, format_statistic
 from webapp.figures import LAYOUT_BASE
-from webapp.numbers import format_p, format_percent, format_statistic
 
 SERIES_COLOURS = ("#4a6fa5", "#c0392b", "#2e7d32", "#d4a017", "#7b52ab", "#8a8d91")
 # Medal rates and percentiles are 0-100: a little room above and below keeps the points
