@@ -18,7 +18,8 @@ from tests.services import missing
 from tests.webapp.test_resumable_uploads import METADATA, create, head, patch
 from webapp.accounts.tokens import token_create
 from webapp.competitions.services import catalogue_sync
-from webapp.edge.media_space import FULL_MESSAGE, MediaSpaceMiddleware
+from webapp.core.media_space import FULL_MESSAGE
+from webapp.edge.media_space import MediaSpaceMiddleware
 from webapp.results.models import PartialUpload, Upload
 
 pytestmark = pytest.mark.django_db

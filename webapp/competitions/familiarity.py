@@ -229,9 +229,9 @@ def familiarity_fail(pk: int, token: str, reason: str) -> Familiarity:
 
 
 def _pages_changed() -> None:
-    from webapp.edge import page_cache
+    from webapp.core import changes
 
-    transaction.on_commit(page_cache.changed)
+    changes.catalogue_changed()
 
 
 # ---------------------------------------------------------------- reads

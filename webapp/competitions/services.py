@@ -49,7 +49,7 @@ def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
     signals, so what those would do is done here: the public pages are marked changed,
     and a known issue added sends ``post_save`` (the curation makes figures due)."""
     import graders
-    from webapp.edge import page_cache
+    from webapp.core import changes
 
     for order, split in enumerate(SPLITS):
         Split.objects.update_or_create(
@@ -145,7 +145,7 @@ def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
     for issue in {i.competition_id: i for i in created}.values():
         post_save.send(KnownIssue, instance=issue, created=True, raw=False, using="default")
     if changed or stale or created:
-        page_cache.changed()
+        changes.catalogue_changed()
     return result
 
 

@@ -24,8 +24,8 @@ from rest_framework.views import APIView
 
 from config.variables import RUN_QUEUE_NAMES
 from webapp.competitions.models import Familiarity
+from webapp.core.media_space import media_space
 from webapp.core.visibility import Perm
-from webapp.edge.media_space import media_space
 from webapp.integrity.models import RunCheck
 from webapp.liveness.models import ProcessBeat
 from webapp.liveness.services import GRADING_QUEUE, is_alive, no_worker_note, worker_label

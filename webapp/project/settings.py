@@ -83,6 +83,10 @@ INSTALLED_APPS = [
     "webapp.liveness",
     "webapp.integrity",
     "webapp.accounts",
+    # Above the apps: serving, operations and the pages that combine apps.
+    "webapp.edge",
+    "webapp.ops",
+    "webapp.pages",
 ]
 
 MIDDLEWARE = [
@@ -356,7 +360,7 @@ MLEBOARD_REAPER_INTERVAL_S = env("MLEBOARD_REAPER_INTERVAL_S")
 MLEBOARD_MAX_ATTEMPTS = env("MLEBOARD_MAX_ATTEMPTS")
 CELERY_BEAT_SCHEDULE = {
     "sweep": {
-        "task": "webapp.results.tasks.sweep_task",
+        "task": "webapp.ops.tasks.sweep_task",
         "schedule": float(MLEBOARD_REAPER_INTERVAL_S),
         # A sweep that could not run in its interval is not worth running late.
         "options": {"expires": float(MLEBOARD_REAPER_INTERVAL_S)},

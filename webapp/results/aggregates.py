@@ -31,7 +31,7 @@ from benchmark.compare import CompetitionTally
 from benchmark.reports import REPORT_KEYS, CompetitionReport
 from benchmark.splits import RAN, SPLIT_SLUGS
 from webapp.competitions.selectors import clean_subset_excluded_slugs
-from webapp.edge import page_cache
+from webapp.core import changes
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport
 from webapp.work import send_on_commit
 
@@ -237,5 +237,5 @@ def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
     Experiment.objects.filter(pk=experiment_id, figures_due_since=due_since).update(
         figures_due_since=None
     )
-    page_cache.experiments_changed([experiment_id])
+    changes.experiments_changed([experiment_id])
     return aggregate_row

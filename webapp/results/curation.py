@@ -41,12 +41,6 @@ def _leaderboard_saved(sender, instance: PrivateLeaderboard, **kwargs) -> None:
 
 
 def connect() -> None:
-    from webapp.edge import page_cache, viewer_pages
-
-    # Cached public pages follow every change they show (publishing included), and
-    # signed-in people's copies the changes of what they may see.
-    page_cache.connect()
-    viewer_pages.connect()
     post_save.connect(_known_issue_changed, sender=KnownIssue, dispatch_uid="curation-issue-save")
     post_delete.connect(
         _known_issue_changed, sender=KnownIssue, dispatch_uid="curation-issue-delete"

@@ -14,7 +14,7 @@ from django.db import transaction
 from benchmark.leaderboard import LeaderboardTable
 from webapp import work
 from webapp.competitions.models import Competition, LeaderboardEntry, PrivateLeaderboard
-from webapp.edge import page_cache
+from webapp.core import changes
 from webapp.results import extensions
 from webapp.results.models import GradeReport, Run
 from webapp.results.services import report_store
@@ -85,7 +85,7 @@ def run_grade(run_id: int, *, token: str = "", data_dir: Path | None = None) -> 
             return None
         extensions.store_along(along)
         # The report shows on pages before its figures are refreshed.
-        page_cache.experiments_changed([run.experiment_id])
+        changes.experiments_changed([run.experiment_id])
         return report_store(run, report)
 
 

@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from benchmark.file_seek import seek_clamped
 from webapp import work
-from webapp.edge.media_space import FULL_MESSAGE, is_disk_full, room_for
+from webapp.core.media_space import FULL_MESSAGE, is_disk_full, room_for
 from webapp.results.models import PartialUpload, Upload
 from webapp.results.resumable_sha256 import ResumableSha256
 from webapp.results.upload_quota import quota_refusal

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from graders import AnswersMissing
 from webapp import work
-from webapp.edge.media_space import is_disk_full
+from webapp.core.media_space import is_disk_full
 from webapp.results.aggregates import experiment_aggregate_refresh
 from webapp.results.grading import run_fail, run_grade
 from webapp.results.uploads import upload_fail, upload_process
@@ -116,10 +116,3 @@ def process_upload_task(self, upload_id: int) -> None:
     except Exception as exc:
         log.exception("processing upload %s failed", upload_id)
         upload_fail(upload_id, _internal_error("reading the upload", exc), token)
-
-
-@shared_task(name="webapp.results.tasks.sweep_task")
-def sweep_task() -> dict:
-    from webapp.ops.sweeper import sweep
-
-    return sweep().as_dict()
