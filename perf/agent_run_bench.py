@@ -54,7 +54,7 @@ def main() -> None:
     from webapp.ops.processes import GRADING_QUEUES
     from webapp.results.models import GradeReport
     from webapp.runs.models import AgentRun
-    from webapp.runs.services import launch_create
+    from webapp.runs.services.launch import launch_create
 
     if connection.vendor == "postgresql":
         call_command("flush", interactive=False, verbosity=0)

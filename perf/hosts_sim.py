@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     from webapp.ops.sweeper import sweep
     from webapp.project.celery import app
     from webapp.runs.models import AgentRun, RunHost
-    from webapp.runs.services import launch_create
+    from webapp.runs.services.launch import launch_create
 
     competitions = [c.id for c in competitions_in_split("all")][: args.competitions]
     total = len(competitions) * (args.cpu_seeds + args.gpu_seeds)

@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     from webapp.results.models import Experiment, GradeReport, Run
     from webapp.results.services import agent_get_or_create
     from webapp.runs.models import AgentRun, RunHost
-    from webapp.runs.services import launch_create_from_input
+    from webapp.runs.services.launch import launch_create_from_input
 
     log(f"stop bench: make run on SQLite and the embedded broker, var dir {var}")
     call_command("migrate", verbosity=0)

@@ -41,7 +41,10 @@ def _layer(path: Path) -> str:
     return "agents" if parts[:2] == ("runner", "agents") else parts[0]
 
 
-def _imported_modules(path: Path) -> set[str]:
+def _imported_modules(path: Path, *, names: bool = False) -> set[str]:
+    """The modules ``path`` imports (inside functions too); with ``names``, also each
+    name taken from a module as a possible submodule (``from webapp.edge import
+    page_cache`` imports ``webapp.edge.page_cache``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
     found = set()
@@ -51,9 +54,13 @@ def _imported_modules(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: resolve against the file's package
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                found.add(".".join([*base, node.module] if node.module else base))
-            elif node.module:
-                found.add(node.module)
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            if module:
+                found.add(module)
+                if names:
+                    found.update(f"{module}.{alias.name}" for alias in node.names)
     return found
 
 
@@ -124,77 +131,168 @@ def test_relative_imports_are_resolved(tmp_path, monkeypatch):
     assert _imported_modules(module) == {"benchmark.grading", "runner"}
 
 
-# ---------------------------------------------------------------- the apps inside webapp
+# ---------------------------------------------------------------- the rooms inside webapp
 
-# The apps of ``webapp``, bottom first: an app imports only the apps before it (imports
-# inside functions counted). ``work`` is the machinery of every app's work and names no
-# app (its declarations find their models through Django's app registry); liveness holds
-# the processes' heartbeats, which any app's pages may ask about; competitions
-# are the catalogue everything refers to; results hold experiments, runs and their grading;
-# agent runs produce results; integrity checks read graded runs (and agent runs' files).
+# webapp's rooms, bottom first. A room imports only rooms below it (imports inside
+# functions counted); the apps, one room, also only the apps before them:
+#
+#   core      policy and presentation every room asks: visibility, roles, refusals, bad
+#             input, wording, formatting, rendering, the media space's margin, changes
+#   figures   pure functions: data in, a Plotly figure out
+#   apps      work <- liveness <- accounts <- competitions <- results <- runs <- integrity
+#   pages, edge, ops   pages that combine apps; serving (the page cache); operations
+#             (sweeper, processes, status). Side by side: none imports another.
+#   project   the wiring: settings, urls, celery, wsgi
+#
+# ``work`` is the machinery of every app's work and names no app (its declarations are
+# registered by the apps); liveness holds the processes' heartbeats; competitions are the
+# catalogue everything refers to; results hold experiments, runs and their grading; agent
+# runs produce results; integrity checks read graded runs. An app lower down learns what
+# one above adds through what that app registers when it is ready (``work.on_end``,
+# ``webapp.results.extensions``, ``aggregates.reviewed_by``); apps tell the edge of changes
+# through ``webapp.core.changes``.
 APPS = ("work", "liveness", "accounts", "competitions", "results", "runs", "integrity")
-# Arrows against that direction, each with the reason it is there: none. An app lower down
-# learns what one above adds through what that app registers when it is ready
-# (``webapp.work.on_end``, ``webapp.results.extensions``, ``aggregates.reviewed_by``).
-# The list only shrinks: a new back-arrow fails, and so does one listed that is gone.
-KNOWN_BACK_ARROWS: dict[tuple[str, str], set[str]] = {}
+ROOMS: dict[str, int] = {
+    "core": 0,
+    "figures": 1,
+    **dict.fromkeys(APPS, 2),
+    "pages": 3,
+    "edge": 3,
+    "ops": 3,
+    "project": 4,
+}
+# webapp/ itself holds only __init__.py (the Celery app, for ``celery -A webapp``).
+ROOT_MODULES = {"webapp/__init__.py"}
 
 
-def _app(path: Path) -> str | None:
+def _room(path: Path) -> str | None:
     parts = path.relative_to(ROOT).parts
-    if parts[0] != "webapp" or len(parts) < 3 or parts[1] not in APPS:
-        return None
-    return parts[1]
+    return parts[1] if parts[0] == "webapp" and len(parts) > 2 else None
 
 
-def _app_arrows() -> dict[tuple[str, str], set[str]]:
+def _webapp_imports(path: Path):
+    """The rooms ``path`` imports from: (room, module)."""
+    for module in _imported_modules(path):
+        parts = module.split(".")
+        if parts[0] == "webapp" and len(parts) > 1:
+            yield parts[1], module
+
+
+def _room_arrows() -> dict[tuple[str, str], set[str]]:
     arrows: dict[tuple[str, str], set[str]] = {}
     for path in sorted((ROOT / "webapp").rglob("*.py")):
-        source = _app(path)
+        source = _room(path)
         if source is None or "migrations" in path.parts:
             continue
-        for module in _imported_modules(path):
-            parts = module.split(".")
-            if parts[0] == "webapp" and len(parts) > 1 and parts[1] in APPS:
-                if parts[1] != source:
-                    key = (source, parts[1])
-                    arrows.setdefault(key, set()).add(str(path.relative_to(ROOT)))
+        for target, _module in _webapp_imports(path):
+            if target != source:
+                arrows.setdefault((source, target), set()).add(str(path.relative_to(ROOT)))
     return arrows
 
 
-def test_the_apps_import_each_other_in_one_direction():
-    back = {
-        edge: files
-        for edge, files in _app_arrows().items()
-        if APPS.index(edge[0]) < APPS.index(edge[1])
+def _allowed(source: str, target: str) -> bool:
+    if ROOMS[target] < ROOMS[source]:
+        return True
+    return ROOMS[source] == ROOMS[target] == 2 and APPS.index(target) < APPS.index(source)
+
+
+def test_every_module_of_webapp_is_in_a_room():
+    loose = {
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "webapp").glob("*.py")
+        if str(path.relative_to(ROOT)) not in ROOT_MODULES
     }
-    new = {
-        f"{a} -> {b}: {', '.join(sorted(files - KNOWN_BACK_ARROWS.get((a, b), set())))}"
-        for (a, b), files in back.items()
-        if files - KNOWN_BACK_ARROWS.get((a, b), set())
+    assert not loose, f"modules at webapp/ root, give each a room: {sorted(loose)}"
+    rooms = {path.name for path in (ROOT / "webapp").iterdir() if (path / "__init__.py").exists()}
+    assert rooms == set(ROOMS), f"packages of webapp/ not in ROOMS (or gone): {rooms ^ set(ROOMS)}"
+
+
+def test_the_rooms_import_only_downwards():
+    wrong = {
+        f"{a} -> {b}: {', '.join(sorted(files))}"
+        for (a, b), files in _room_arrows().items()
+        if b in ROOMS and not _allowed(a, b)
     }
-    assert not new, (
-        "imports against the apps' direction ("
-        + " <- ".join(APPS)
-        + "):\n"
-        + ("\n".join(sorted(new)))
+    assert not wrong, (
+        "imports against webapp's layers (core <- figures <- apps <- pages/edge/ops <- "
+        "project; apps " + " <- ".join(APPS) + "):\n" + "\n".join(sorted(wrong))
     )
-    gone = {
-        f"{a} -> {b}: {path}"
-        for (a, b), files in KNOWN_BACK_ARROWS.items()
-        for path in files - back.get((a, b), set())
-    }
-    assert not gone, "no longer imported: take these off KNOWN_BACK_ARROWS\n" + "\n".join(gone)
 
 
-def test_the_app_arrows_are_seen():
-    arrows = _app_arrows()
+def test_no_import_cycle_in_webapp():
+    """Counting imports inside functions: a cycle of modules is a knot no layer unties."""
+    graph: dict[str, set[str]] = {}
+    modules = {}
+    for path in sorted((ROOT / "webapp").rglob("*.py")):
+        if "migrations" in path.parts:
+            continue
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        modules[".".join(parts)] = path
+    for name, path in modules.items():
+        found = set()
+        for module in _imported_modules(path, names=True):
+            while module and module not in modules:
+                module = module.rpartition(".")[0]
+            # (The package webapp/ itself is only the Celery app.)
+            if module and module != name and module != "webapp":
+                found.add(module)
+        graph[name] = found
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                other = stack.pop()
+                on_stack.discard(other)
+                group.append(other)
+                if other == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_room_arrows_are_seen():
+    arrows = _room_arrows()
     for edge in [
         ("results", "competitions"),
         ("runs", "results"),
         ("integrity", "results"),
         ("results", "liveness"),
         ("liveness", "work"),
+        ("results", "core"),
+        ("pages", "runs"),
+        ("edge", "results"),
+        ("ops", "work"),
+        ("project", "pages"),
     ]:
         assert edge in arrows, edge
-    assert ("results", "work") in arrows

@@ -171,7 +171,7 @@ def test_launch_needs_the_permission(site, django_user_model):
 
 
 def test_a_run_larger_than_the_host_is_refused_with_the_reason(site, runner_user, settings):
-    from webapp.runs.services import agent_run_execute
+    from webapp.runs.services.execution import agent_run_execute
 
     settings.MLEBOARD_HOST_CPUS = 2
     launch_id = launch(
@@ -257,7 +257,7 @@ def test_isolation_is_the_operators_choice(site, runner_user, settings):
 def test_a_launch_made_before_the_operator_turned_isolation_on_does_not_run(
     site, runner_user, settings
 ):
-    from webapp.runs.services import agent_run_execute
+    from webapp.runs.services.execution import agent_run_execute
 
     settings.MLEBOARD_RUN_BACKEND = "local"
     settings.MLEBOARD_ALLOW_UNISOLATED_RUNS = True

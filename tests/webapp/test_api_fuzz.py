@@ -75,7 +75,7 @@ def site(tmp_path, settings, django_user_model, monkeypatch):
     Celery."""
     from webapp.project.celery import app
     from webapp.results.uploads import upload_create
-    from webapp.runs.services import launch_create
+    from webapp.runs.services.launch import launch_create
 
     monkeypatch.setattr(app.Task, "apply_async", lambda *args, **kwargs: None)
     settings.MEDIA_ROOT = tmp_path / "media"

@@ -289,7 +289,7 @@ def test_a_pool_process_stopped_mid_run_hands_its_run_over(
     hands its run over itself on the way out, never leaving it running with no claim. The
     same when the harness raised, and the run's message says which of the two happened."""
     import runner.harness
-    from webapp.runs.services import agent_run_execute
+    from webapp.runs.services.execution import agent_run_execute
 
     settings.MLEBOARD_HOST_NAME = "stopping"
     settings.MLEBOARD_HOST_GPUS = []
@@ -307,7 +307,7 @@ def test_a_pool_process_stopped_mid_run_hands_its_run_over(
         raise interruption
 
     monkeypatch.setattr(runner.harness, "run_agent", interrupted)
-    monkeypatch.setattr("webapp.runs.services.find_site_agent", lambda name: object())
+    monkeypatch.setattr("webapp.runs.services.catalogue.find_site_agent", lambda name: object())
     monkeypatch.setattr("runner.harness.spec_for_agent", lambda *a, **k: None)
     with pytest.raises(type(interruption)):
         agent_run_execute(run.pk, token="first")

@@ -71,7 +71,7 @@ def test_a_model_agent_is_offered_with_an_endpoint(
 def test_a_harness_error_during_the_run_is_not_a_result(
     demo_leaderboards, unisolated, settings, launcher
 ):
-    from webapp.runs.services import agent_run_execute
+    from webapp.runs.services.execution import agent_run_execute
 
     made = post_launch(launcher, agent="dummy", competitions=["demo-wine"], cpus=1, gpus=0)
     assert made.status_code == 201, made.content
@@ -87,7 +87,7 @@ def test_a_harness_error_during_the_run_is_not_a_result(
 def test_a_local_run_says_what_its_agent_could_read(
     demo_leaderboards, unisolated, settings, launcher
 ):
-    from webapp.runs.services import agent_run_execute
+    from webapp.runs.services.execution import agent_run_execute
 
     made = post_launch(launcher, agent="dummy", competitions=["demo-wine"], cpus=1, gpus=0)
     run = AgentRun.objects.get(launch_id=made.json()["id"])

@@ -8,6 +8,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.templatetags.static import static
 from django.urls import reverse
 
+from runner.agent_definition import AgentConfigError
 from webapp import figures
 from webapp.competitions.models import Competition, PrivateLeaderboard
 from webapp.competitions.services import catalogue_sync
@@ -366,7 +367,7 @@ def test_launch_form_defaults_fit_the_worker_host(client, django_user_model, set
 def test_a_capacity_refusal_is_not_counted_and_its_log_says_why(site, runner_user, settings):
     from webapp.results.models import Run
     from webapp.runs.models import AgentRun
-    from webapp.runs.services import agent_run_execute
+    from webapp.runs.services.execution import agent_run_execute
 
     settings.MLEBOARD_HOST_CPUS = 2
     api = api_for(runner_user)
@@ -388,34 +389,38 @@ def test_a_capacity_refusal_is_not_counted_and_its_log_says_why(site, runner_use
     assert "36 CPUs requested, the host has 2" in body["log_note"]
 
 
-def test_a_run_that_never_ran_is_not_graded(monkeypatch):
+@pytest.mark.parametrize("why", ["isolation refused", "agent unusable"])
+def test_a_run_that_never_ran_is_not_graded(site, runner_user, settings, monkeypatch, why):
     """No run that ends without running (refused by the isolation the operator chose after
-    the launch, too big for every host, an agent the site cannot configure) is handed to
-    grading: a "no submission" would count as a 0% verified result."""
-    from webapp.runs import services
+    the launch, an agent the site cannot configure; too big for every host above) is
+    handed to grading: a "no submission" would count as a 0% result."""
+    from webapp.results.models import Run
+    from webapp.runs.models import AgentRun
+    from webapp.runs.services import execution
+    from webapp.runs.services.execution import agent_run_execute
 
-    handed = []
-    monkeypatch.setattr(services.AgentRun.objects, "filter", lambda **kw: _NoUpdate())
-    monkeypatch.setattr(services, "_hand_to_grading", lambda run, submission: handed.append(run))
-    run = _FakeRun()
-    services._finish_without_running(run, "harness_error", "not isolated")
-    services._finish_without_running(run, "harness_error", "too big")
-    assert handed == []
+    settings.MLEBOARD_HOST_CPUS = 4
+    launch_id = launch(
+        api_for(runner_user), agent="baseline", competitions=["demo-wine"], seeds=1, cpus=1, gpus=0
+    )
+    run = AgentRun.objects.get(launch_id=launch_id)
+    if why == "isolation refused":
+        # The launch asked for docker; the operator has since switched to local runs and
+        # not allowed them.
+        settings.MLEBOARD_RUN_BACKEND = "local"
+        settings.MLEBOARD_ALLOW_UNISOLATED_RUNS = False
+    else:
 
+        def unusable(name):
+            raise AgentConfigError(f"{name}: its image was removed")
 
-class _NoUpdate:
-    def filter(self, *args, **kwargs):
-        return self
-
-    def update(self, **fields):
-        return 1
-
-
-class _FakeRun:
-    pk = 1
-
-    def refresh_from_db(self):
-        pass
+        monkeypatch.setattr(execution, "find_site_agent", unusable)
+    agent_run_execute(run.pk, token="t")
+    run.refresh_from_db()
+    assert run.status == AgentRun.Status.HARNESS_ERROR, run.message
+    assert run.result_run_id is None
+    assert not Run.objects.filter(experiment_id=run.launch.experiment_id).exists()
+    assert not GradeReport.objects.filter(experiment_id=run.launch.experiment_id).exists()
 
 
 # 13. The schema reads in a browser; Swagger and Redoc come from this site and link back.

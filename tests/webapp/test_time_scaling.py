@@ -14,7 +14,8 @@ from tests.demo_builds import demo_site
 from tests.polling import RELEASE, opened_for_writing, wait_until
 from webapp.runs.models import AgentRun, SubmissionSnapshot
 from webapp.runs.selectors import time_scaling
-from webapp.runs.services import agent_run_execute, launch_create
+from webapp.runs.services.execution import agent_run_execute
+from webapp.runs.services.launch import launch_create
 
 pytestmark = pytest.mark.django_db
 

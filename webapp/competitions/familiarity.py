@@ -158,9 +158,7 @@ def familiarity_request(
                 work.restart(work.kind_for("familiarity"), [row.pk], where=Q(status=Status.FAILED))
                 row.refresh_from_db()
             if dispatch and row.status == Status.QUEUED:
-                from webapp.competitions.tasks import measure_familiarity_task
-
-                send_on_commit(measure_familiarity_task, row.pk, Familiarity)
+                send_on_commit("familiarity", row.pk)
         out.append(Requested(competition.slug, row=row))
     return out
 

@@ -329,12 +329,20 @@ def _size(entry: tuple) -> int:
 _recent = _Recent(RECENT_MAX_BYTES)
 
 
+# What else forgets its copies with the pages (``webapp.edge.viewer_pages``' viewers).
+_ON_CLEAR: list = []
+
+
+def on_clear(forget) -> None:
+    if forget not in _ON_CLEAR:
+        _ON_CLEAR.append(forget)
+
+
 def clear() -> None:
     """Drop every stored page (tests, and an operator's ``cache clear``)."""
-    from webapp.edge import viewer_pages
-
     _recent.clear()
-    viewer_pages.forget_classes()
+    for forget in _ON_CLEAR:
+        forget()
     if _shared():
         _pages().clear()
 

@@ -349,6 +349,8 @@ def connect() -> None:
     """Changes that move a person to another class of viewers replace their version."""
     from django.contrib.auth.models import Group, User
 
+    page_cache.on_clear(forget_classes)
+
     post_save.connect(_user_saved, sender=User, dispatch_uid="viewer-pages-user")
     post_delete.connect(_user_saved, sender=User, dispatch_uid="viewer-pages-user-deleted")
     for through in (User.user_permissions.through, User.groups.through):

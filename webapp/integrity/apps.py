@@ -8,9 +8,10 @@ class IntegrityConfig(AppConfig):
 
     def ready(self) -> None:
         from webapp import work
-        from webapp.integrity import services
+        from webapp.integrity import kinds, services
         from webapp.results.aggregates import RunReview, reviewed_by
 
+        work.declare(*kinds.kinds())
         work.on_end("grading", services.checks_after_grading)
         # Results' figures leave out what review disqualified, and count the checks.
         reviewed_by(

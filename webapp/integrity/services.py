@@ -153,7 +153,6 @@ def current_corpus(competition_id: int) -> ReferenceCorpus | None:
 def check_due(run_ids) -> int:
     """Ask for the checks of these runs (after grading, a new corpus, an admin's
     request): each is marked due and sent after commit. Decisions already taken stay."""
-    from webapp.integrity.tasks import check_run_task
 
     now = timezone.now()
     count = 0
@@ -165,7 +164,7 @@ def check_due(run_ids) -> int:
             if RunCheck.objects.filter(pk=check.pk, due_since__isnull=False).update(due_since=now):
                 continue
         RunCheck.objects.filter(pk=check.pk).update(due_since=now, attempts=0)
-        send_on_commit(check_run_task, run_id)
+        send_on_commit("integrity_check", run_id)
         count += 1
     return count
 
@@ -181,7 +180,6 @@ def sweep_checks(batch: int = 1000) -> int:
     """Send again the checks that stayed due past ``MLEBOARD_STALE_AFTER_S`` (their
     task was lost with its worker or never left); after ``MLEBOARD_MAX_ATTEMPTS`` sends
     the check is given up with a note, and the run stays "not checked"."""
-    from webapp.integrity.tasks import check_run_task
 
     budget = work.kind_for("integrity_check").budget  # work.attempts_spent, as a query
     late = RunCheck.objects.filter(due_since__lt=work.stale_before())
@@ -192,7 +190,7 @@ def sweep_checks(batch: int = 1000) -> int:
     )
     sent = 0
     for check in late.exclude(attempts__gte=budget)[:batch]:
-        if not send(check_run_task, check.run_id):
+        if not send("integrity_check", check.run_id):
             break
         RunCheck.objects.filter(pk=check.pk).update(
             due_since=timezone.now(), attempts=F("attempts") + 1
@@ -416,7 +414,6 @@ def run_check(run_id: int) -> RunCheck | None:
             yes = [k for k, v in review.get("answers", {}).items() if v["answer"] == "yes"]
             reasons.extend(llm_fact(name) for name in yes)
         status = Status.FLAGGED if reasons else Status.CLEAN
-    from webapp.integrity.tasks import check_run_task
 
     with transaction.atomic():
         current = RunCheck.objects.select_for_update().get(pk=check.pk)
@@ -433,7 +430,7 @@ def run_check(run_id: int) -> RunCheck | None:
             **fields,
         )
         if again:
-            send_on_commit(check_run_task, run.pk)
+            send_on_commit("integrity_check", run.pk)
         figures_due([run.experiment_id])
     return RunCheck.objects.get(pk=check.pk)
 

@@ -146,11 +146,10 @@ def _send_due(kind: Kind, report: SweepReport) -> None:
         .order_by("pk")
         .values_list("pk", "dispatched_at", "dispatch_count")[:BATCH]
     )
-    task = kind.task_function()
     for pk, dispatched_at, count in rows:
         if dispatched_at is not None and now - dispatched_at < resend_due(count):
             continue
-        if not send(task, pk, kind.model):
+        if not send(kind, pk):
             break  # the broker is down: the next sweep tries again
         _count(report.sent, kind)
 
@@ -167,13 +166,12 @@ def _finish_uploads(report: SweepReport) -> None:
 def resend_figures(batch: int = BATCH) -> int:
     """Figures that stayed due past ``MLEBOARD_STALE_AFTER_S`` (their task was lost) are
     sent again; the refresh is idempotent."""
-    from webapp.results.tasks import refresh_experiment_aggregate_task
 
     sent = 0
     for pk in Experiment.objects.filter(figures_due_since__lt=stale_before()).values_list(
         "pk", flat=True
     )[:batch]:
-        if not send(refresh_experiment_aggregate_task, pk):
+        if not send("figures", pk):
             break
         sent += 1
     return sent

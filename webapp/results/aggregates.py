@@ -193,7 +193,6 @@ def summary_of(figures: dict) -> dict:
 def figures_due(experiment_ids) -> None:
     """The figures of these experiments no longer match their reports or the curation:
     mark them due and, for each one not already due, send a refresh after commit."""
-    from webapp.results.tasks import refresh_experiment_aggregate_task
 
     now = timezone.now()
     for pk in sorted(set(experiment_ids)):
@@ -210,7 +209,7 @@ def figures_due(experiment_ids) -> None:
                 .first()
             )
             if due is None and Experiment.objects.filter(pk=pk).update(figures_due_since=now):
-                send_on_commit(refresh_experiment_aggregate_task, pk)
+                send_on_commit("figures", pk)
 
 
 @transaction.atomic

@@ -9,10 +9,11 @@ class ResultsConfig(AppConfig):
     def ready(self) -> None:
         from webapp import work
         from webapp.core import roles
-        from webapp.results import curation
+        from webapp.results import curation, kinds
         from webapp.results.grading import run_ended
         from webapp.results.uploads import upload_ended
 
+        work.declare(*kinds.kinds())
         curation.connect()
         roles.connect()  # the site's groups follow every migrate
         work.on_end("grading", run_ended)

@@ -8,8 +8,43 @@ import re
 
 from django.db import connection
 
-from benchmark.reports import submission_path_in_run
+from benchmark.reports import REPORT_KEYS, submission_path_in_run
 from webapp.results.models import GradeReport, Run
+
+# What a GradeReport stores of a CompetitionReport: MLE-bench's keys (after the id) and
+# mleboard's extras, in one order used by the ORM path and the bulk path alike.
+REPORT_VALUE_FIELDS = (
+    *REPORT_KEYS[1:],
+    "percentile",
+    "grader_version",
+    "error",
+    "error_class",
+)
+
+RUN_COLUMNS = (
+    "experiment_id",
+    "competition_id",
+    "seed",
+    "run_group",
+    "submission_path",
+    "status",
+    "error",
+    "claimed_by",
+    "attempts",
+    "dispatch_count",
+    "created_at",
+    "updated_at",
+)
+REPORT_COLUMNS = (
+    "run_id",
+    "experiment_id",
+    "competition_id",
+    "seed",
+    "is_current",
+    "source",
+    *REPORT_VALUE_FIELDS,
+    "recorded_at",
+)
 
 
 def copy_runs_and_reports(
@@ -18,8 +53,6 @@ def copy_runs_and_reports(
     """The rows of ``services._insert_runs_and_reports`` (``pending``: (competition id,
     seed) -> (run group, report); ``competitions``: competition id -> pk), the runs' ids
     read back by their competition's pk (no join)."""
-    from webapp.results.services import REPORT_COLUMNS, RUN_COLUMNS
-
     lines = CopyLines(experiment_pk, competitions, now)
     with connection.cursor() as cursor:
         raw = cursor.cursor

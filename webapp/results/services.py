@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from benchmark.reports import REPORT_KEYS, CompetitionReport, submission_path_in_run
+from benchmark.reports import CompetitionReport, submission_path_in_run
 from webapp.competitions.models import Competition
+from webapp.results.copy_rows import REPORT_COLUMNS, REPORT_VALUE_FIELDS, RUN_COLUMNS
 from webapp.results.models import Agent, Experiment, GradeReport, LanguageModel, Run, Scaffold
 
 
@@ -22,15 +23,6 @@ def agent_get_or_create(scaffold: str, model: str, version: str = "") -> Agent:
     return agent
 
 
-# What a GradeReport stores of a CompetitionReport: MLE-bench's keys (after the id) and
-# mleboard's extras, in one order used by the ORM path and the bulk path alike.
-REPORT_VALUE_FIELDS = (
-    *REPORT_KEYS[1:],
-    "percentile",
-    "grader_version",
-    "error",
-    "error_class",
-)
 _BLANK_IF_NONE = {"submission_path", "grader_version", "error", "error_class"}
 
 
@@ -132,32 +124,6 @@ def experiment_create_from_reports(
     )
     _insert_runs_and_reports(experiment, competitions, pending, report_source)
     return experiment
-
-
-RUN_COLUMNS = (
-    "experiment_id",
-    "competition_id",
-    "seed",
-    "run_group",
-    "submission_path",
-    "status",
-    "error",
-    "claimed_by",
-    "attempts",
-    "dispatch_count",
-    "created_at",
-    "updated_at",
-)
-REPORT_COLUMNS = (
-    "run_id",
-    "experiment_id",
-    "competition_id",
-    "seed",
-    "is_current",
-    "source",
-    *REPORT_VALUE_FIELDS,
-    "recorded_at",
-)
 
 
 def _insert_runs_and_reports(experiment, competitions, pending, report_source) -> None:

@@ -201,9 +201,8 @@ def upload_store(
         upload_fail(upload.pk, str(exc))
         upload.refresh_from_db()
         raise UploadRefused(str(exc), upload) from None
-    from webapp.results.tasks import process_upload_task
 
-    send_on_commit(process_upload_task, upload.pk, Upload)
+    send_on_commit("upload", upload.pk)
     return UploadCreated(upload, duplicate=False)
 
 
@@ -237,7 +236,6 @@ def upload_resume(upload: Upload) -> bool:
     """A person sent an archive again: if its earlier upload failed or stalled (a claim
     gone silent, or never picked up), start it over; runs of its experiment that failed
     are graded again. True when something was resumed."""
-    from webapp.results.tasks import grade_run_task, process_upload_task
 
     silent = Q(heartbeat_at__lt=stale_before()) | Q(heartbeat_at__isnull=True)
     uploads, grading = work.kind_for("upload"), work.kind_for("grading")
@@ -254,7 +252,7 @@ def upload_resume(upload: Upload) -> bool:
                 ),
             )
             if restarted:
-                send_on_commit(process_upload_task, upload.pk, Upload)
+                send_on_commit("upload", upload.pk)
         else:
             failed = list(
                 Run.objects.filter(
@@ -266,7 +264,7 @@ def upload_resume(upload: Upload) -> bool:
                 # Its runs are the work now: the upload waits on them, unclaimed.
                 work.restart(uploads, [upload.pk], Upload.Status.PROCESSING, attempts=F("attempts"))
             for run_id in failed:
-                send_on_commit(grade_run_task, run_id, Run)
+                send_on_commit("grading", run_id)
     upload.refresh_from_db()
     return bool(restarted)
 
@@ -296,7 +294,6 @@ def upload_process(upload_id: int, *, token: str = "") -> Upload | None:
     experiment and runs in one transaction, which also ends the claim: an upload is
     read at most once. Refusals are final (the upload is failed with the reason and the
     extracted files are removed); returns None if another task holds the upload."""
-    from webapp.results.tasks import grade_run_task
 
     token = token or new_token()
     uploads = work.kind_for("upload")
@@ -331,7 +328,7 @@ def upload_process(upload_id: int, *, token: str = "") -> Upload | None:
             if done:
                 figures_due([experiment.pk])
             for run_id in Run.objects.filter(experiment=experiment).values_list("pk", flat=True):
-                send_on_commit(grade_run_task, run_id, Run)
+                send_on_commit("grading", run_id)
     except (ArchiveRefused, UploadLayoutError, UnicodeDecodeError, ValueError) as exc:
         upload_fail(upload.pk, str(exc), token)
         return Upload.objects.get(pk=upload.pk)
@@ -426,7 +423,6 @@ def upload_finish_if_done(experiment_id: int) -> bool:
 def experiment_regrade(experiment: Experiment) -> int:
     """Queue every run of a verified experiment for grading again (after a grader fix).
     Each new report records its grader version; earlier reports stay, not current."""
-    from webapp.results.tasks import grade_run_task
 
     if experiment.source != Experiment.Source.VERIFIED:
         raise ValueError(
@@ -446,5 +442,5 @@ def experiment_regrade(experiment: Experiment) -> int:
             attempts=F("attempts"),
         )
         for run_id in run_ids:
-            send_on_commit(grade_run_task, run_id, Run)
+            send_on_commit("grading", run_id)
     return len(run_ids)

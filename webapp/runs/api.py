@@ -15,7 +15,9 @@ from webapp.core.bad_input import IsoDateField
 from webapp.results.models import Run
 from webapp.runs import hosts, selectors
 from webapp.runs.models import AgentRun, RunHost
-from webapp.runs.services import LaunchRefused, agent_run_cancel, launch_create_from_input
+from webapp.runs.services.catalogue import LaunchRefused
+from webapp.runs.services.ending import agent_run_cancel
+from webapp.runs.services.launch import launch_create_from_input
 
 
 class ManagesHosts(BasePermission):

@@ -9,7 +9,7 @@ def isolation(request) -> dict:
     local = settings.MLEBOARD_RUN_BACKEND == "local"
 
     def confinement() -> str:
-        from webapp.runs.services import backend_confinement
+        from webapp.runs.services.catalogue import backend_confinement
 
         return backend_confinement("local")
 

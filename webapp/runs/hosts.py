@@ -33,10 +33,11 @@ from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from config.variables import RUN_QUEUE_NAMES
 from webapp import work
 from webapp.runs import capacity
+from webapp.runs.kinds import suspect_before
 from webapp.runs.models import AgentRun, HostClaim, RunHost
+from webapp.runs.queues import RUN_QUEUE_CPU, RUN_QUEUE_GPU, queue_for
 from webapp.work import heartbeat_interval, stale_before
 
 log = logging.getLogger(__name__)
@@ -99,10 +100,6 @@ def engine() -> str:
     return _engine(settings.MLEBOARD_RUN_BACKEND)
 
 
-# The run queues, one per resource class (config.variables.RUN_QUEUE_NAMES).
-RUN_QUEUE_CPU, RUN_QUEUE_GPU = RUN_QUEUE_NAMES
-
-
 def run_queues() -> list[str]:
     """The run queues (resource classes) a worker of this host should consume: the
     operator's ``MLEBOARD_RUN_QUEUES``, else runs.cpu, plus runs.gpu when it has GPUs."""
@@ -119,10 +116,6 @@ def host_beats(queue: str, since: dt.datetime) -> list[tuple[dt.datetime | None,
         for host in RunHost.objects.exclude(heartbeat_at=None)
         if queue in (host.queues or [])
     ]
-
-
-def queue_for(gpus: int) -> str:
-    return RUN_QUEUE_GPU if gpus else RUN_QUEUE_CPU
 
 
 def _capacity_fields() -> dict:
@@ -324,12 +317,6 @@ class HandOver:
     released: int = 0
 
 
-def suspect_before() -> dt.datetime:
-    """A host whose last beat is older than this has missed two beats: its runs are left
-    to the host-down hand-over rather than ended one by one."""
-    return timezone.now() - dt.timedelta(seconds=2 * heartbeat_interval())
-
-
 def mark_silent_hosts_down(result: HandOver | None = None) -> HandOver:
     """Hosts silent for ``MLEBOARD_STALE_AFTER_S`` are down; then every claim of a host
     that is down or of an earlier boot is handed over."""
@@ -361,7 +348,7 @@ def hand_over_stale_claims(result: HandOver | None = None, host_pk: int | None =
 
 
 def hand_over(claim: HostClaim, result: HandOver) -> None:
-    from webapp.runs.services import agent_run_hand_over
+    from webapp.runs.services.ending import agent_run_hand_over
 
     host = claim.host
     why = (

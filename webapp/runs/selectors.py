@@ -122,7 +122,7 @@ def agent_run_no_worker(run: AgentRun) -> str:
     none answers; the same of grading while its outputs wait to be graded; "" otherwise
     (``webapp.liveness``)."""
     from webapp.results.models import Run
-    from webapp.runs.hosts import queue_for
+    from webapp.runs.queues import queue_for
 
     if run.status == AgentRun.Status.QUEUED:
         return no_worker_note(queue_for(run.launch.gpus if run.launch_id else 0))

@@ -84,12 +84,3 @@ def uploaded_snapshots_create(experiment, runs, created) -> None:
         for run in runs
         for elapsed, path in run.snapshots
     )
-
-
-def time_scaling_figure(experiment):
-    """The experiment page's score-over-hours curve, None without snapshots."""
-    from webapp import figures
-    from webapp.runs.selectors import time_scaling
-
-    points = time_scaling(experiment.pk)
-    return figures.time_scaling(points) if points else None

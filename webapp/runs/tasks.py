@@ -9,7 +9,7 @@ import logging
 from celery import Task, shared_task
 from django.conf import settings
 
-from webapp.runs.services import agent_run_execute
+from webapp.runs.services.execution import agent_run_execute
 from webapp.work import new_token
 
 log = logging.getLogger(__name__)
@@ -17,8 +17,8 @@ log = logging.getLogger(__name__)
 
 def run_queue(agent_run_id) -> str:
     """The queue of an agent run's resource class: ``runs.gpu`` when it asks for GPUs."""
-    from webapp.runs.hosts import queue_for
     from webapp.runs.models import AgentRun
+    from webapp.runs.queues import queue_for
 
     gpus = AgentRun.objects.filter(pk=agent_run_id).values_list("launch__gpus", flat=True).first()
     return queue_for(gpus or 0)

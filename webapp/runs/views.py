@@ -19,13 +19,9 @@ from webapp.core.refusals import permission_refused
 from webapp.core.visibility import Perm
 from webapp.runs import hosts, selectors
 from webapp.runs.models import RunHost
-from webapp.runs.services import (
-    LaunchRefused,
-    agent_run_cancel,
-    agent_unusable_reason,
-    launch_create_from_input,
-    site_agents,
-)
+from webapp.runs.services.catalogue import LaunchRefused, agent_unusable_reason, site_agents
+from webapp.runs.services.ending import agent_run_cancel
+from webapp.runs.services.launch import launch_create_from_input
 from webapp.work import heartbeat_interval
 
 PAPER_CPUS, PAPER_MEMORY_GIB, PAPER_GPUS = 36, 440, 1

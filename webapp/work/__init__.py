@@ -2,7 +2,7 @@
 
 Each kind of work (reading an upload, grading a run, an agent run, an integrity check, a
 figure refresh, a familiarity measurement, a resumable upload) is declared once in
-``webapp.work.declarations``: its states, the legal transitions as a table, what is reset when it
+its app's ``kinds.py`` (registered with ``declare`` when the app is ready): its states, the legal transitions as a table, what is reset when it
 waits again, its task and queue, its attempts budget and its failure messages. The calls of
 ``webapp.work.lifecycle`` (``claim``, ``finish``, ``fail``, ``release``, ``hand_back``,
 ``retry_or_fail``, ``restart``) are the only writers of a status
@@ -15,6 +15,7 @@ from webapp.work.lifecycle import (
     Kind,
     attempts_spent,
     claim,
+    declare,
     fail,
     finish,
     hand_back,
@@ -43,6 +44,7 @@ __all__ = [
     "Kind",
     "attempts_spent",
     "claim",
+    "declare",
     "fail",
     "finish",
     "hand_back",

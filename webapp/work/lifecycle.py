@@ -1,6 +1,7 @@
 """The lifecycle of work as data, and the only calls that write a status.
 
-A ``Kind`` (declared in ``webapp.work.declarations``) says which states wait for a worker, which
+A ``Kind`` (each app declares its own in ``<app>/kinds.py`` and registers them with
+``declare`` when it is ready) says which states wait for a worker, which
 are held by one, which are final, and which moves are legal (``transitions``). Every call
 here is one conditional update limited to the states the table allows to reach the target,
 so a re-delivered task, a sweeper and a person acting at the same moment cannot take a row
@@ -54,8 +55,9 @@ class Kind:
     # Set on every return to waiting, and in addition when a person starts it over.
     reset: Mapping[str, Any] = _field(default_factory=dict)
     restart_reset: Mapping[str, Any] = _field(default_factory=dict)
-    # Its task (dotted path; its queue is the task's route); rows in ``send_scope`` are
-    # sent by the sweeper.
+    # Its task, by its registered name (its queue is the task's route; services send it
+    # through ``webapp.work.send``, never importing a tasks module); rows in
+    # ``send_scope`` are sent by the sweeper.
     task: str = ""
     send_scope: Q = _field(default_factory=Q)
     # Claims that went silent: taken back (``retry_or_fail``) unless ``on_silent`` (a dotted
@@ -112,9 +114,6 @@ class Kind:
         choices = dict(self.model._meta.get_field(self.field).choices or ())
         return str(choices.get(state, state))
 
-    def task_function(self):
-        return dotted(self.task)
-
 
 class LifecycleFields:
     """What pages, serializers and templates ask of a row instead of comparing strings."""
@@ -145,17 +144,19 @@ def dotted(path: str) -> Callable:
     return getattr(importlib.import_module(module), name)
 
 
-_KINDS: dict[str, Kind] | None = None
+_KINDS: dict[str, Kind] = {}
+
+
+def declare(*declared: Kind) -> None:
+    """Register kinds of work (each app its own, from ``AppConfig.ready``); declaring a
+    kind again replaces it."""
+    for kind in declared:
+        _KINDS[kind.name] = kind
 
 
 def kinds() -> dict[str, Kind]:
-    """Every kind of work by name, in the order the sweeper handles them."""
-    global _KINDS
-    if _KINDS is None:
-        from webapp.work.declarations import declared
-
-        _KINDS = {kind.name: kind for kind in declared()}
-    return _KINDS
+    """Every kind of work by name, in the order the apps declared them (the sweeper's)."""
+    return dict(_KINDS)
 
 
 def kind_for(model: type[models.Model] | str) -> Kind:

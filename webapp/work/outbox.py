@@ -24,7 +24,7 @@ from django.db import close_old_connections, models, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from webapp.work.lifecycle import LifecycleFields
+from webapp.work.lifecycle import Kind, LifecycleFields, kind_for
 
 log = logging.getLogger(__name__)
 
@@ -46,25 +46,29 @@ class Dispatched(LifecycleFields, models.Model):
         abstract = True
 
 
-def send(task, pk: int, model=None) -> bool:
-    """Send ``task(pk)`` and, for a ``Dispatched`` model, record it on the row. False when
-    the broker cannot take it: the row stays due and the sweeper sends it once the broker
-    is back."""
+def send(kind: Kind | str, pk: int) -> bool:
+    """Send the task of ``kind`` (a kind or its name) for row ``pk``, found by the task's
+    registered name, and, for a kind whose rows carry the outbox columns, record it on the
+    row. False when the broker cannot take it: the row stays due and the sweeper sends it
+    once the broker is back."""
+    from celery import current_app
+
+    kind = kind_for(kind) if isinstance(kind, str) else kind
     try:
-        task.apply_async((pk,), retry=False)
+        current_app.tasks[kind.task].apply_async((pk,), retry=False)
     except Exception as exc:  # kombu's, redis' and the socket's many ways of saying "down"
-        log.warning("could not send %s(%s): %s; the sweeper will", task.name, pk, exc)
+        log.warning("could not send %s(%s): %s; the sweeper will", kind.task, pk, exc)
         return False
-    if model is not None:
-        model.objects.filter(pk=pk).update(
+    if kind.claims:
+        kind.model.objects.filter(pk=pk).update(
             dispatched_at=timezone.now(), dispatch_count=F("dispatch_count") + 1
         )
     return True
 
 
-def send_on_commit(task, pk: int, model=None) -> None:
+def send_on_commit(kind: Kind | str, pk: int) -> None:
     """``send`` once the current transaction has committed (at once outside one)."""
-    transaction.on_commit(lambda: send(task, pk, model))
+    transaction.on_commit(lambda: send(kind, pk))
 
 
 def new_token() -> str:
