@@ -277,7 +277,9 @@ def test_the_time_limit_holds_when_the_harness_is_killed(
         assert float(labels[LABEL_KILL_AFTER]) - float(labels[LABEL_DEADLINE]) <= 4
         try:
             wait_until(
-                lambda: not docker_client.containers.list(all=True, filters={"name": name}),
+                lambda: (
+                    not docker_client.containers.list(all=True, sparse=True, filters={"name": name})
+                ),
                 timeout=max(0.0, limit + 60 - (time.monotonic() - started)),
                 interval=0.5,
             )
@@ -317,7 +319,7 @@ def test_reap_removes_run_containers_past_their_deadline(base_image, docker_clie
         removed = {r["name"]: r for r in reap_expired(docker_client, grace_s=30)}
         assert late.name in removed and "deadline" in removed[late.name]["reason"]
         assert early.name not in removed and theirs.name not in removed
-        assert not docker_client.containers.list(all=True, filters={"name": late.name})
+        assert not docker_client.containers.list(all=True, sparse=True, filters={"name": late.name})
         assert docker_client.containers.get(early.name).status == "running"
         assert docker_client.containers.get(theirs.name).status == "running"
     finally:
@@ -339,7 +341,9 @@ def test_reap_from_the_command_line(base_image, docker_client, capsys):
     assert main(["reap"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert container.name in [r["name"] for r in printed["removed"]]
-    assert not docker_client.containers.list(all=True, filters={"name": container.name})
+    assert not docker_client.containers.list(
+        all=True, sparse=True, filters={"name": container.name}
+    )
 
 
 def test_a_run_leaves_nothing_behind_and_its_control_sees_the_container(
@@ -348,4 +352,6 @@ def test_a_run_leaves_nothing_behind_and_its_control_sees_the_container(
     seen: list[str] = []
     spec = adversary_spec(adversary_image, "forge")
     run(spec, demo_data, tmp_path / "out", control=RunControl(on_started=seen.append))
-    assert seen and not docker_client.containers.list(all=True, filters={"name": seen[0]})
+    assert seen and not docker_client.containers.list(
+        all=True, sparse=True, filters={"name": seen[0]}
+    )

@@ -88,7 +88,9 @@ def test_cancel_stops_the_container_within_seconds(base_image, demo_data, tmp_pa
     )
     assert outcome.outcome is Outcome.CANCELLED
     assert time.monotonic() - started < 8
-    assert seen and not docker_client.containers.list(all=True, filters={"name": seen[0]})
+    assert seen and not docker_client.containers.list(
+        all=True, sparse=True, filters={"name": seen[0]}
+    )
 
 
 PROBE = r"""

@@ -153,7 +153,7 @@ def test_cancelling_a_running_run_stops_its_container_within_seconds(
     )
     stopped_after = time.monotonic() - asked
     assert stopped_after < 15, stopped_after
-    assert images.containers.list(all=True, filters=own_containers_filter()) == []
+    assert images.containers.list(all=True, sparse=True, filters=own_containers_filter()) == []
     # A cancelled run is still a result: graded as "no submission".
     wait_for(lambda: GradeReport.objects.filter(run__agent_run=run).exists(), timeout=60)
     assert not GradeReport.objects.get(run__agent_run=run).submission_exists
@@ -222,7 +222,7 @@ def test_sweeper_ends_a_run_whose_heartbeat_stopped_and_removes_its_container(
     assert sweep().failed == {"agent_run": 1}
     run.refresh_from_db()
     assert run.status == AgentRun.Status.HARNESS_ERROR and "heartbeat stopped" in run.message
-    assert images.containers.list(all=True, filters=own_containers_filter()) == []
+    assert images.containers.list(all=True, sparse=True, filters=own_containers_filter()) == []
     assert run.result_run is not None  # graded as "no submission": a result, not a hole
 
 
