@@ -3,7 +3,7 @@
 200 experiments x 75 competitions x ~67 seeds (134 experiments of 67 seeds, 66 of 66:
 1,000,050 reports) are written as an MLE-bench ``runs/`` folder (one run group per seed,
 its ``*_grading_report.json`` written by ``benchmark.reports``), imported through
-``webapp.results.reports_import.import_runs_folder`` (what ``import_grading_reports``
+``webapp.results.imports.reports.import_runs_folder`` (what ``import_grading_reports``
 does, streamed and in ``--jobs`` processes: each experiment read, stored with COPY in one
 transaction and its figures computed once), timed from the folder to the last figure. Then the leaderboard, an experiment page, compare pages and a competition
 page are requested ``--requests`` times each with the page cache off (the point is the
@@ -116,8 +116,8 @@ def main() -> None:
     from benchmark.leaderboard import LeaderboardTable
     from webapp.competitions.models import Competition
     from webapp.competitions.services import leaderboard_store
+    from webapp.results.imports.reports import import_runs_folder
     from webapp.results.models import Experiment, GradeReport
-    from webapp.results.reports_import import import_runs_folder
 
     # The pages link the static files by their hashed names, from collectstatic's manifest.
     call_command("collectstatic", interactive=False, verbosity=0)

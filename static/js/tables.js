@@ -22,7 +22,7 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
   });
 });
 // The leaderboard's Conditions tooltips, from its marks and what each means (sent once,
-// webapp/results/leaderboard.py CONDITIONS): on the cell every flag spelled out (a mark
+// webapp/results/pages/leaderboard.py CONDITIONS): on the cell every flag spelled out (a mark
 // absent: no; "?": not stated), on each mark its meaning.
 (function () {
   var source = document.getElementById("conditions-meanings");

@@ -69,7 +69,7 @@ def dry_run(capsys, group: Path, *extra: str) -> str:
 
 
 def site_verdicts(group: Path, data_dir: Path) -> dict[str, str]:
-    """What the site's grading finds for each run (``webapp.results.grading`` calls the
+    """What the site's grading finds for each run (``webapp.results.grading.services`` calls the
     same function): "" for a valid submission, else its reason."""
     contents = read_upload(group.parent, known_competitions=set(load_catalogue(include_demo=True)))
     return {

@@ -166,7 +166,7 @@ def check_tokens_metered(run: dict, fake_llm: FakeLLM, api) -> None:
     """The bridge counted every request, and the tokens on the run page, in its API and
     on its experiment equal the sum of the usage the endpoint returned."""
     from webapp.results.models import Experiment
-    from webapp.results.token_costs import experiment_tokens
+    from webapp.results.pages.tokens import experiment_tokens
 
     served = fake_llm.usage_served
     prompt = sum(u["prompt_tokens"] for u in served)

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 
 from tests.benchmark import archive_builders as ab
-from webapp.results.aggregates import experiment_aggregate_refresh
-from webapp.results.grading import run_grade
+from webapp.results.grading.aggregates import experiment_aggregate_refresh
+from webapp.results.grading.services import run_grade
 from webapp.results.models import Run, Upload
-from webapp.results.uploads import upload_create, upload_process
+from webapp.results.uploads.services import upload_create, upload_process
 
 COMPETITIONS = ("demo-wine", "demo-digits")
 SEEDS = 3

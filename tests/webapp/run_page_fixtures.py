@@ -13,7 +13,7 @@ from django.utils import timezone
 from tests.benchmark import archive_builders as ab
 from tests.benchmark.test_trajectory import synthetic_journal
 from webapp.results.models import GradeReport, Run, Upload
-from webapp.results.uploads import upload_create, upload_process
+from webapp.results.uploads.services import upload_create, upload_process
 
 COMPETITION = "spaceship-titanic"
 RUN_GROUP = "2024-10-01_run-group_aide"

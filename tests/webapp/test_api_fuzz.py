@@ -74,7 +74,7 @@ def site(tmp_path, settings, django_user_model, monkeypatch):
     reports; an upload; a launch with agent runs, one held by a run host. Nothing is sent to
     Celery."""
     from webapp.project.celery import app
-    from webapp.results.uploads import upload_create
+    from webapp.results.uploads.services import upload_create
     from webapp.runs.services.launch import launch_create
 
     monkeypatch.setattr(app.Task, "apply_async", lambda *args, **kwargs: None)

@@ -17,7 +17,7 @@ from rest_framework.authtoken.models import Token
 from tests.benchmark import archive_builders as ab
 from webapp.competitions.services import catalogue_sync
 from webapp.results.models import Experiment, GradeReport, Upload
-from webapp.results.uploads import upload_process
+from webapp.results.uploads.services import upload_process
 from webapp.runs.models import Launch
 
 pytestmark = pytest.mark.django_db

@@ -14,8 +14,8 @@ from tests import demo_builds
 from tests.agents.fake_base_model import FakeBaseModel
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
-from webapp.results import contamination
 from webapp.results.models import Experiment
+from webapp.results.pages import contamination
 
 from .conftest import ARTIFACTS, shot
 from .contamination_fixtures import import_experiment

@@ -10,8 +10,8 @@ import pytest
 
 from benchmark.demo import DEMO_COMPETITIONS
 from tests.benchmark import archive_builders as ab
-from webapp.results import resumable
 from webapp.results.models import PartialUpload, Upload
+from webapp.results.uploads import resumable
 
 from .conftest import shot
 from .test_browser_flows import sign_in

@@ -1,5 +1,5 @@
 """The compare page's per-competition counts are those the split's stored figures were
-computed from (``webapp.results.aggregates``): each experiment's medal rates average to
+computed from (``webapp.results.grading.aggregates``): each experiment's medal rates average to
 its Any Medal % on the split, the verdicts are counted from the levels and scores shown,
 and the page and /api/compare/ agree."""
 
@@ -8,7 +8,7 @@ import pytest
 from benchmark.compare import level_of, tally
 from benchmark.reports import CompetitionReport
 from webapp.competitions.services import catalogue_sync
-from webapp.results.aggregates import counted_reports
+from webapp.results.grading.aggregates import counted_reports
 from webapp.results.models import Experiment
 
 from .factories import import_runs
@@ -86,7 +86,7 @@ def test_compare_page_and_api_agree(client, tmp_path):
 def test_figures_stored_before_the_levels_are_compared_once_recomputed(client, tmp_path):
     """Figures stored by an earlier version carry no outcome levels: compare says they are
     being recomputed (the migration marked them due) instead of guessing a verdict."""
-    from webapp.results.aggregates import experiment_aggregate_refresh
+    from webapp.results.grading.aggregates import experiment_aggregate_refresh
     from webapp.results.models import ExperimentAggregate
 
     catalogue_sync()

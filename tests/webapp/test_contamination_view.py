@@ -15,8 +15,8 @@ from benchmark.contamination import CompetitionResult, date_view, familiarity_vi
 from webapp.competitions.models import Competition, Familiarity
 from webapp.competitions.services import catalogue_sync
 from webapp.core.formatting import format_p, format_statistic
-from webapp.results import contamination
 from webapp.results.models import Experiment, GradeReport
+from webapp.results.pages import contamination
 
 from .contamination_fixtures import import_experiment
 from .factories import import_runs

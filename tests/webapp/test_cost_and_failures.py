@@ -11,10 +11,10 @@ from django.test import Client
 
 from benchmark.cost import Price
 from tests.webapp.cost_cases import PLAN, upload_costed_experiment
-from webapp.results.failure_modes import experiment_failures
 from webapp.results.models import Experiment, GradeReport, Run
-from webapp.results.token_costs import experiment_tokens
-from webapp.results.upload_input import upload_metadata
+from webapp.results.pages.failures import experiment_failures
+from webapp.results.pages.tokens import experiment_tokens
+from webapp.results.uploads.input import upload_metadata
 from webapp.runs.selectors import time_scaling
 
 pytestmark = pytest.mark.django_db

@@ -2,7 +2,7 @@
 Medal % for the same experiments, before and after a run is disqualified — the
 leaderboard (page, CSV, JSON, API), the experiment page, compare (page and API, paired
 and unpaired) and the experiment's reports exports. And the rules that decide which runs
-count are declared in one module only (``webapp.results.aggregates``)."""
+count are declared in one module only (``webapp.results.grading.aggregates``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
 from webapp.core.formatting import format_rate
 from webapp.integrity import services as integrity
-from webapp.results.aggregates import experiment_aggregate_refresh
+from webapp.results.grading.aggregates import experiment_aggregate_refresh
 from webapp.results.models import Experiment, GradeReport, Run
 from webapp.results.services import agent_get_or_create
 
@@ -334,7 +334,7 @@ def test_every_surface_gives_the_same_figures_after_a_disqualification(client, t
 # ---------------------------------------------------------------- one module
 
 # The only module that decides which runs count; the integrity app records the decisions.
-COUNTING_MODULE = "webapp/results/aggregates.py"
+COUNTING_MODULE = "webapp/results/grading/aggregates.py"
 DECISIONS = "webapp/integrity/"
 # Reading or filtering runs by their disqualification anywhere else recomputes a figure
 # its own way (the bug: compare counted a disqualified gold the other pages did not).
@@ -353,7 +353,7 @@ def _offences(text: str) -> list[str]:
 def test_the_ban_catches_what_compare_once_did():
     assert _offences('    disqualified = Q(run__integrity__status="disqualified")')
     assert _offences("RunCheck.objects.filter(status=RunCheck.Status.DISQUALIFIED)")
-    assert not _offences("from webapp.results.aggregates import disqualified")
+    assert not _offences("from webapp.results.grading.aggregates import disqualified")
 
 
 def test_disqualification_is_read_in_one_module_only():
@@ -370,6 +370,6 @@ def test_disqualification_is_read_in_one_module_only():
         if found:
             offences[relative] = found
     assert not offences, (
-        "which runs count is decided in webapp/results/aggregates.py (disqualified, "
+        "which runs count is decided in webapp/results/grading/aggregates.py (disqualified, "
         f"disqualified_run_ids, counted_reports); use those: {offences}"
     )

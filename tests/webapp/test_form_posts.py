@@ -73,8 +73,8 @@ def test_a_nul_in_a_disqualification_reason_decides_nothing(client, reviewer, ch
 
 # A direct read is allowed where the value goes straight into a form or serializer.
 DIRECT_READS_ALLOWED = {
-    "webapp/results/upload_api.py": "metadata is validated by UploadMetadataInput",
-    "webapp/results/upload_views.py": "re-displays the posted values as a form's initial",
+    "webapp/results/uploads/api.py": "metadata is validated by UploadMetadataInput",
+    "webapp/results/uploads/views.py": "re-displays the posted values as a form's initial",
 }
 
 

@@ -27,10 +27,10 @@ from webapp.integrity.references import (
     read_references_folder,
     read_references_zip,
 )
-from webapp.results.aggregates import experiment_aggregate_refresh
-from webapp.results.leaderboard import LeaderboardFilters, leaderboard_entries
+from webapp.results.grading.aggregates import experiment_aggregate_refresh
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport, Run, Upload
-from webapp.results.uploads import upload_create, upload_process
+from webapp.results.pages.leaderboard import LeaderboardFilters, leaderboard_entries
+from webapp.results.uploads.services import upload_create, upload_process
 
 pytestmark = pytest.mark.django_db
 COMPETITION = "spaceship-titanic"
@@ -260,7 +260,7 @@ def test_a_check_that_commits_during_a_refresh_is_never_left_out_of_the_figures(
     them; SQLite: each transaction takes the write lock when it begins.)"""
     from django.db import connection, transaction
 
-    from webapp.results.aggregates import figures_due
+    from webapp.results.grading.aggregates import figures_due
 
     (run,) = graded_upload(alice, {COMPETITION: cases.CLEAN})
     experiment = run.experiment

@@ -20,10 +20,10 @@ from webapp.competitions.services import catalogue_sync
 from webapp.liveness.models import ProcessBeat
 from webapp.ops.sweeper import sweep
 from webapp.results import tasks
-from webapp.results.grading import run_grade
+from webapp.results.grading.services import run_grade
 from webapp.results.models import Experiment, ExperimentAggregate, Run, Upload
 from webapp.results.services import agent_get_or_create
-from webapp.results.uploads import upload_process
+from webapp.results.uploads.services import upload_process
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -24,7 +24,7 @@ RAW_FLOAT = re.compile(r'(?<!=")\{\{\s*[\w.]*\b(' + FLOAT_FIELDS + r")\s*\}\}")
 OWN_DECIMALS = re.compile(r"\b(" + FLOAT_FIELDS + r')\|floatformat(:\s*"?-?\d+"?)?')
 
 
-# Already text, formatted by webapp.core.formatting in Python (webapp/results/contamination.py).
+# Already text, formatted by webapp.core.formatting in Python (webapp/results/pages/contamination.py).
 PREFORMATTED = {"{{ row.cutoff.difference }}"}
 
 

@@ -92,7 +92,7 @@ def test_etag_gives_304_until_something_changes(imported):
 
 def test_a_graded_report_shows_at_once(tmp_path, settings):
     from tests.demo_builds import build_demo
-    from webapp.results.grading import run_grade
+    from webapp.results.grading.services import run_grade
     from webapp.results.models import Run
 
     settings.MLEBOARD_DATA_DIR = tmp_path / "data"
@@ -118,7 +118,7 @@ def test_a_graded_report_shows_at_once(tmp_path, settings):
 
 
 def test_figures_refreshed_show_at_once(imported):
-    from webapp.results.aggregates import experiment_aggregate_refresh
+    from webapp.results.grading.aggregates import experiment_aggregate_refresh
 
     client = Client()
     aide = Experiment.objects.get(name="aide-o1")
@@ -257,7 +257,7 @@ def test_off_with_the_setting(imported, settings):
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_an_import_shows_at_once(tmp_path, jobs):
     from tests.webapp.factories import write_runs_folder
-    from webapp.results.reports_import import import_runs_folder
+    from webapp.results.imports.reports import import_runs_folder
 
     catalogue_sync()
     client = Client()

@@ -17,7 +17,7 @@ from django.test import Client
 
 from tests.polling import wait_until
 from webapp.edge import page_cache, page_cache_routes
-from webapp.results.aggregates import experiment_aggregate_refresh
+from webapp.results.grading.aggregates import experiment_aggregate_refresh
 from webapp.results.models import Experiment
 from webapp.results.services import agent_get_or_create
 

@@ -142,10 +142,10 @@ def test_api_leaderboard_and_compare_give_the_page_figures(client, imported):
 def test_regrade_keeps_the_old_report_and_records_the_grader_version(tmp_path, settings):
     from tests.demo_builds import build_demo
     from webapp.competitions.models import Competition
-    from webapp.results.grading import run_grade
+    from webapp.results.grading.services import run_grade
     from webapp.results.models import Run
     from webapp.results.services import agent_get_or_create
-    from webapp.results.uploads import experiment_regrade
+    from webapp.results.uploads.services import experiment_regrade
 
     settings.MLEBOARD_DATA_DIR = tmp_path / "data"
     build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1, competitions=("demo-wine",))
@@ -178,7 +178,7 @@ def test_regrade_keeps_the_old_report_and_records_the_grader_version(tmp_path, s
 def test_leaderboard_has_one_agent_cell_and_folds_the_flags(client, imported):
     """One cell names the agent (scaffold × model, linked to the experiment), the name only
     when it says more; the flags are one Conditions cell, explained by a legend."""
-    from webapp.results.leaderboard import CONDITIONS
+    from webapp.results.pages.leaderboard import CONDITIONS
 
     aide = Experiment.objects.get(name="aide-o1")
     Experiment.objects.filter(pk=aide.pk).update(

@@ -15,10 +15,10 @@ from django.utils import timezone
 from tests.benchmark import archive_builders as ab
 from webapp.accounts.tokens import token_create
 from webapp.competitions.services import catalogue_sync
-from webapp.results import resumable
 from webapp.results.models import PartialUpload, Upload
-from webapp.results.resumable import partial_uploads_sweep
-from webapp.results.resumable_sha256 import ResumableSha256
+from webapp.results.uploads import resumable
+from webapp.results.uploads.resumable import partial_uploads_sweep
+from webapp.results.uploads.sha256 import ResumableSha256
 
 pytestmark = pytest.mark.django_db
 METADATA = {"scaffold": "aide", "model": "gpt-4o"}

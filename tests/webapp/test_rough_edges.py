@@ -178,7 +178,7 @@ def test_histogram_threshold_labels_never_overlap(thresholds):
 
 
 def test_compare_with_no_split_in_common_says_so(client, imported):
-    from webapp.results.aggregates import summary_of
+    from webapp.results.grading.aggregates import summary_of
 
     aide = Experiment.objects.get(name="aide-o1")
     mlab = Experiment.objects.get(name="mlab-gpt4o")
@@ -204,7 +204,7 @@ def test_compare_with_no_split_in_common_says_so(client, imported):
 
 
 def test_entry_without_a_figure_on_the_ranking_split_is_unranked(client, imported):
-    from webapp.results.leaderboard import LeaderboardFilters, leaderboard_entries
+    from webapp.results.pages.leaderboard import LeaderboardFilters, leaderboard_entries
 
     aide = Experiment.objects.get(name="aide-o1")
     mlab = Experiment.objects.get(name="mlab-gpt4o")
@@ -233,7 +233,7 @@ def test_entry_without_a_figure_on_the_ranking_split_is_unranked(client, importe
 
 def test_upload_progress_counts_match_their_lists(imported, django_user_model):
     from webapp.results.models import Run, Upload
-    from webapp.results.selectors import upload_progress
+    from webapp.results.uploads.progress import upload_progress
 
     experiment = Experiment.objects.get(name="aide-o1")
     Run.objects.filter(experiment=experiment).update(status=Run.Status.GRADED, error="")

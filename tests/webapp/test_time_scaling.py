@@ -101,8 +101,8 @@ def test_snapshots_are_graded_and_drawn(tmp_path, settings, unisolated, django_u
     curve = time_scaling(launch.experiment_id)
     assert curve[0]["any_medal_percentage"] == 0 and curve[-1]["any_medal_percentage"] == 100
 
-    from webapp.results.aggregates import experiment_aggregate_refresh
-    from webapp.results.grading import run_grade
+    from webapp.results.grading.aggregates import experiment_aggregate_refresh
+    from webapp.results.grading.services import run_grade
 
     run_grade(AgentRun.objects.get(pk=run.pk).result_run_id)
     experiment_aggregate_refresh(launch.experiment_id)

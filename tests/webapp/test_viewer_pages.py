@@ -173,7 +173,7 @@ def creates_private_work_mid_render(monkeypatch):
     """While alice's leaderboard renders, her first private experiment is made (as by a
     request of hers beside it); ``bump_lands`` says whether its change of versions has
     reached the cache before the page is stored (it lands just after a commit)."""
-    from webapp.results import leaderboard, views
+    from webapp.results.pages import leaderboard, views
 
     made = {}
 

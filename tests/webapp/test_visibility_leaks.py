@@ -43,7 +43,7 @@ from webapp.integrity import services
 from webapp.integrity.models import ReferenceCorpus, ReferenceFile, RunCheck
 from webapp.integrity.references import read_references_zip
 from webapp.results.models import Experiment, GradeReport, PartialUpload, Run, Upload
-from webapp.results.uploads import upload_create, upload_process
+from webapp.results.uploads.services import upload_create, upload_process
 from webapp.runs.models import AgentRun, Launch
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from webapp.core.media_space import FULL_MESSAGE, is_disk_full, room_for
 
 # The views whose request body is an archive Django spools to disk before they run: the
 # upload page and the one-request API upload. The resumable (tus) upload checks the margin
-# itself before it reads a piece (webapp.results.resumable), answering in its protocol.
+# itself before it reads a piece (webapp.results.uploads.resumable), answering in its protocol.
 SPOOLED_UPLOAD_VIEWS = frozenset({"upload-new", "api-upload-create"})
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
@@ -66,7 +66,7 @@ class MediaSpaceMiddleware:
 
     def __call__(self, request):
         if _is_upload(request):
-            # The body is spooled, then copied while hashed (webapp.results.uploads): at
+            # The body is spooled, then copied while hashed (webapp.results.uploads.services): at
             # its peak the upload takes twice its size.
             if not room_for(2 * _declared_length(request)):
                 return refused(request)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from django.http import QueryDict
 
-# What webapp.results.leaderboard.LeaderboardFilters reads (its tri-state flags included).
+# What webapp.results.pages.leaderboard.LeaderboardFilters reads (its tri-state flags included).
 _LEADERBOARD = (
     "scaffold",
     "model",

@@ -9,7 +9,7 @@ class IntegrityConfig(AppConfig):
     def ready(self) -> None:
         from webapp import work
         from webapp.integrity import kinds, services
-        from webapp.results.aggregates import RunReview, reviewed_by
+        from webapp.results.grading.aggregates import RunReview, reviewed_by
 
         work.declare(*kinds.kinds())
         work.on_end("grading", services.checks_after_grading)

@@ -336,7 +336,7 @@ def _fragments(match: CorpusMatch) -> list[dict]:
 def run_check(run_id: int) -> RunCheck | None:
     """Check one graded run and store the outcome. A decision already taken by a person
     is kept (the evidence is refreshed); the experiment's figures are marked due."""
-    from webapp.results.aggregates import figures_due
+    from webapp.results.grading.aggregates import figures_due
 
     run = Run.objects.select_related("experiment__agent", "competition").filter(pk=run_id).first()
     if run is None:
@@ -446,7 +446,7 @@ class DecisionRefused(ValueError):
 def run_check_decide(check_id: int, *, decision: str, reason: str, user) -> RunCheck:
     """A person's decision on a checked run: ``reviewed_ok`` or ``disqualified``, with a
     reason. ``reopen`` puts a decided run back to flagged. The figures follow."""
-    from webapp.results.aggregates import figures_due
+    from webapp.results.grading.aggregates import figures_due
 
     check = RunCheck.objects.select_for_update().select_related("run").get(pk=check_id)
     reason = (reason or "").strip()
@@ -481,7 +481,7 @@ def run_check_decide(check_id: int, *, decision: str, reason: str, user) -> RunC
 
 def disqualified_reports() -> Q:
     """Reports (``GradeReport``) of runs disqualified by review: what results' figures
-    leave out (``webapp.results.aggregates.disqualified``)."""
+    leave out (``webapp.results.grading.aggregates.disqualified``)."""
     return Q(run__integrity__status=Status.DISQUALIFIED)
 
 

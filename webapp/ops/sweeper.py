@@ -155,7 +155,7 @@ def _send_due(kind: Kind, report: SweepReport) -> None:
 
 
 def _finish_uploads(report: SweepReport) -> None:
-    from webapp.results.uploads import upload_finish_if_done
+    from webapp.results.uploads.services import upload_finish_if_done
 
     for experiment_id in Upload.objects.filter(
         status=Upload.Status.PROCESSING, experiment__isnull=False

@@ -9,7 +9,7 @@ from webapp.competitions import selectors
 from webapp.competitions.familiarity import competition_familiarity_rows, competition_texts
 from webapp.competitions.models import Competition
 from webapp.core.formatting import format_scores_alike, format_statistic
-from webapp.results.selectors import agent_scores_on_competition, experiments_on_competition
+from webapp.results.selectors import agent_scores_on_competition
 
 # Where an MLE-bench competition was held (MLE-bench's ids are Kaggle's).
 KAGGLE_URL = "https://www.kaggle.com/competitions/{slug}"
@@ -77,3 +77,36 @@ def _familiarity_rows(competition) -> list[dict]:
         }
         for row in competition_familiarity_rows(competition)
     ]
+
+
+def experiments_on_competition(agent_scores: list[dict]) -> list[dict]:
+    """One row per experiment in ``agent_scores`` (``agent_scores_on_competition``'s rows,
+    already the visible ones): its name, seeds, how many won any medal, the medals as
+    "1 gold, 2 bronze", and its best score, in the order of its best seed."""
+    out: dict[int, dict] = {}
+    for row in agent_scores:
+        entry = out.setdefault(
+            row["experiment_id"],
+            {
+                "experiment_id": row["experiment_id"],
+                "name": row["label"].rsplit(" (seed ", 1)[0],
+                "seeds": 0,
+                "medalled": 0,
+                "medals": {},
+                "best_text": "",
+            },
+        )
+        entry["seeds"] += 1
+        if row["medal"]:
+            entry["medalled"] += 1
+            entry["medals"][row["medal"]] = entry["medals"].get(row["medal"], 0) + 1
+        if not entry["best_text"] and row["score"] is not None:
+            entry["best_text"] = row["score_text"]  # the rows come best first
+    for entry in out.values():
+        entry["medals_text"] = ", ".join(
+            f"{entry['medals'][m]} {m}"
+            for m in ("gold", "silver", "bronze")
+            if m in entry["medals"]
+        )
+        entry["medalled_text"] = f"{entry['medalled']} of {entry['seeds']}"
+    return list(out.values())

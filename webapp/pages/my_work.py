@@ -14,8 +14,8 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from webapp.core.visibility import Perm, has_perm
-from webapp.results import selectors
 from webapp.results.models import Experiment, PartialUpload, Upload
+from webapp.results.pages import experiment as experiment_page
 from webapp.runs.models import AgentRun, Launch
 
 # The badge colour of each status (the site's existing badge classes).
@@ -37,7 +37,7 @@ class NextStep:
 
 
 def _scores(experiment: Experiment | None) -> list[str]:
-    return [] if experiment is None else selectors.any_medal_texts(experiment)
+    return [] if experiment is None else experiment_page.any_medal_texts(experiment)
 
 
 def _experiment_step(user, experiment: Experiment) -> NextStep:

@@ -4,7 +4,8 @@ from webapp.competitions import api as competition_api
 from webapp.ops import status
 from webapp.pages import run_urls
 from webapp.results import api as result_api
-from webapp.results import tus_api, upload_api
+from webapp.results.uploads import api as upload_api
+from webapp.results.uploads import tus as tus_api
 from webapp.runs import api as run_api
 
 urlpatterns = [

@@ -424,7 +424,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024**2
 # leaves its part here, and the sweeper removes it once idle.
 FILE_UPLOAD_TEMP_DIR = str(MEDIA_ROOT / "incoming")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
-# Resumable uploads (tus 1.0, webapp.results.resumable): a partial upload with no bytes for
+# Resumable uploads (tus 1.0, webapp.results.uploads.resumable): a partial upload with no bytes for
 # this long expires and its part is removed by the sweeper.
 UPLOAD_PARTIAL_TTL_S = env("MLEBOARD_UPLOAD_PARTIAL_TTL_S")
 # Per user and rolling day: archives completed, and bytes (completed and still arriving).

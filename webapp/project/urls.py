@@ -9,8 +9,9 @@ from webapp.ops import status
 from webapp.pages import admin_links, api_docs, my_work, run_urls
 from webapp.pages import competition as competition_page
 from webapp.pages import docs as docs_site
-from webapp.results import analysis_pages, upload_views
-from webapp.results import views as result_views
+from webapp.results.pages import analysis as analysis_pages
+from webapp.results.pages import views as result_views
+from webapp.results.uploads import views as upload_views
 from webapp.runs import views as run_views
 
 # The admin says whose it is (Django's default is "Django administration").

@@ -15,7 +15,7 @@ from webapp.results.models import (
     Scaffold,
     Upload,
 )
-from webapp.results.selectors import any_medal_texts
+from webapp.results.pages.experiment import any_medal_texts
 
 
 @admin.register(Scaffold)
@@ -96,7 +96,7 @@ class ExperimentAdmin(VisibleInAdmin, admin.ModelAdmin):
 
     @admin.action(description="Re-grade (after a grader fix)", permissions=["regrade"])
     def regrade(self, request, queryset):
-        from webapp.results.uploads import experiment_regrade
+        from webapp.results.uploads.services import experiment_regrade
 
         for experiment in actionable(request.user, "regrade", queryset):
             try:

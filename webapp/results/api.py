@@ -14,9 +14,9 @@ from rest_framework.views import APIView
 from benchmark.reports import EXTRA_KEYS, REPORT_KEYS
 from webapp.core.bad_input import IsoDateField
 from webapp.results import selectors
-from webapp.results.aggregates import wants_clean_subset
-from webapp.results.leaderboard import INTEGRITY_FILTERS, TRI_STATE_FILTERS
+from webapp.results.grading.aggregates import wants_clean_subset
 from webapp.results.models import Experiment, GradeReport
+from webapp.results.pages.leaderboard import INTEGRITY_FILTERS, TRI_STATE_FILTERS
 
 
 class ExperimentOutput(serializers.ModelSerializer):
@@ -177,7 +177,7 @@ class LeaderboardApi(APIView):
 
     @extend_schema(parameters=[LeaderboardQuery], responses=LeaderboardOutput)
     def get(self, request):
-        from webapp.results.leaderboard import LeaderboardFilters, leaderboard_entries
+        from webapp.results.pages.leaderboard import LeaderboardFilters, leaderboard_entries
 
         # A plain dict: from a QueryDict, DRF reads an empty value as no value.
         LeaderboardQuery(data=request.query_params.dict()).is_valid(raise_exception=True)

@@ -10,8 +10,8 @@ class ResultsConfig(AppConfig):
         from webapp import work
         from webapp.core import roles
         from webapp.results import curation, kinds
-        from webapp.results.grading import run_ended
-        from webapp.results.uploads import upload_ended
+        from webapp.results.grading.services import run_ended
+        from webapp.results.uploads.services import upload_ended
 
         work.declare(*kinds.kinds())
         curation.connect()

@@ -6,7 +6,7 @@ included) recomputed."""
 from django.db.models.signals import post_delete, post_save, pre_save
 
 from webapp.competitions.models import Competition, KnownIssue, PrivateLeaderboard
-from webapp.results.aggregates import figures_due
+from webapp.results.grading.aggregates import figures_due
 from webapp.results.models import GradeReport
 
 

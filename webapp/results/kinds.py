@@ -95,6 +95,6 @@ def kinds() -> list[Kind]:
                 terminated=(),
             ),
             failed=P.EXPIRED,
-            sweep="webapp.results.resumable.partial_uploads_sweep",
+            sweep="webapp.results.uploads.resumable.partial_uploads_sweep",
         ),
     ]

@@ -313,7 +313,7 @@ class Upload(Dispatched):
 
 
 class PartialUpload(models.Model):
-    """An archive arriving in pieces over tus 1.0 (``webapp.results.resumable``): bytes go
+    """An archive arriving in pieces over tus 1.0 (``webapp.results.uploads.resumable``): bytes go
     to a part file and the SHA-256 state is saved with the offset, so a dropped connection
     continues where it stopped. Complete, it becomes an ``Upload`` through the same path as
     a one-request upload. Its lifecycle is declared in ``webapp.work.declarations``; nothing

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from benchmark.reports import CompetitionReport, submission_path_in_run
 from webapp.competitions.models import Competition
-from webapp.results.copy_rows import REPORT_COLUMNS, REPORT_VALUE_FIELDS, RUN_COLUMNS
+from webapp.results.imports.copy_rows import REPORT_COLUMNS, REPORT_VALUE_FIELDS, RUN_COLUMNS
 from webapp.results.models import Agent, Experiment, GradeReport, LanguageModel, Run, Scaffold
 
 
@@ -134,7 +134,7 @@ def _insert_runs_and_reports(experiment, competitions, pending, report_source) -
 
     now = timezone.now()
     if connection.vendor == "postgresql":
-        from webapp.results.copy_rows import copy_runs_and_reports
+        from webapp.results.imports.copy_rows import copy_runs_and_reports
 
         pks = {slug: c.pk for slug, c in competitions.items()}
         copy_runs_and_reports(experiment.pk, pks, pending, report_source, now)

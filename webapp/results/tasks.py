@@ -18,9 +18,9 @@ from django.utils import timezone
 from graders import AnswersMissing
 from webapp import work
 from webapp.core.media_space import is_disk_full
-from webapp.results.aggregates import experiment_aggregate_refresh
-from webapp.results.grading import run_fail, run_grade
-from webapp.results.uploads import upload_fail, upload_process
+from webapp.results.grading.aggregates import experiment_aggregate_refresh
+from webapp.results.grading.services import run_fail, run_grade
+from webapp.results.uploads.services import upload_fail, upload_process
 from webapp.work import new_token
 
 log = logging.getLogger(__name__)

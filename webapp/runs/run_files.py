@@ -104,7 +104,7 @@ def upload_run_folder(run: Run) -> Path | None:
     ``<run>/submission/submission.csv`` names it; without a submission, the run group's
     folders of the run's competition, in name order, are matched to its seeds in order
     as the reader assigned them."""
-    from webapp.results.uploads import extraction_dir
+    from webapp.results.uploads.services import extraction_dir
 
     upload = Upload.objects.filter(experiment_id=run.experiment_id).first()
     if upload is None:

@@ -19,7 +19,7 @@ def snapshot_grades(competition, seed: int, paths: list[Path]) -> list[dict]:
     """The grade of each snapshot (``SNAPSHOT_FIELDS``), in order, as the final
     submission is graded: the real grader, ranked on the competition's leaderboard."""
     from benchmark.grading import grade_submission_run
-    from webapp.results.grading import leaderboard_data
+    from webapp.results.grading.services import leaderboard_data
 
     if not paths:
         return []

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from webapp.results.reports_import import RunsFolderError, import_runs_folder
+from webapp.results.imports.reports import RunsFolderError, import_runs_folder
 
 
 class Command(BaseCommand):

@@ -9,8 +9,8 @@ from benchmark.demo import DEMO_COMPETITIONS, REFERENCE_AGENTS, build_demo, obfu
 from benchmark.demo import description as demo_description
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync, leaderboard_import_file
-from webapp.results.aggregates import experiment_aggregate_refresh
-from webapp.results.grading import run_grade
+from webapp.results.grading.aggregates import experiment_aggregate_refresh
+from webapp.results.grading.services import run_grade
 from webapp.results.models import Experiment, Run
 from webapp.results.services import agent_get_or_create
 

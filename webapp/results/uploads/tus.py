@@ -31,9 +31,9 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from webapp.core import bad_input
-from webapp.results import resumable
 from webapp.results.models import PartialUpload
-from webapp.results.upload_input import upload_metadata
+from webapp.results.uploads import resumable
+from webapp.results.uploads.input import upload_metadata
 
 TUS_VERSION = "1.0.0"
 EXTENSIONS = "creation,expiration,termination"

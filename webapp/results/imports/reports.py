@@ -183,7 +183,7 @@ def _import_experiment(
     from django.db import transaction
     from django.utils import timezone
 
-    from webapp.results.aggregates import experiment_aggregate_refresh
+    from webapp.results.grading.aggregates import experiment_aggregate_refresh
     from webapp.results.models import Experiment
     from webapp.results.services import (
         UnknownCompetitions,

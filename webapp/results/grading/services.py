@@ -99,8 +99,8 @@ def run_fail(run_id: int, reason: str, token: str = "") -> bool:
 def run_ended(run_ids: list[int], status: str) -> None:
     """The end hook of grading (registered by the results app): the upload is finished
     when nothing is left to grade and the experiment's figures are recomputed."""
-    from webapp.results.aggregates import figures_due
-    from webapp.results.uploads import upload_finish_if_done
+    from webapp.results.grading.aggregates import figures_due
+    from webapp.results.uploads.services import upload_finish_if_done
 
     experiments = set(Run.objects.filter(pk__in=run_ids).values_list("experiment_id", flat=True))
     # Asked once this end is committed: two workers ending an upload's last two runs at

@@ -1,5 +1,5 @@
 """Resumable uploads: an archive of up to ``MLEBOARD_UPLOAD_MAX_BYTES`` arriving in pieces
-(tus 1.0, served by ``webapp.results.tus_api``), continued where it stopped after a dropped
+(tus 1.0, served by ``webapp.results.uploads.tus``), continued where it stopped after a dropped
 connection, a closed laptop or Ctrl-C.
 
 A ``PartialUpload`` owns a part file under ``MEDIA_ROOT/partial/``. Each piece is streamed
@@ -40,9 +40,9 @@ from benchmark.file_seek import seek_clamped
 from webapp import work
 from webapp.core.media_space import FULL_MESSAGE, is_disk_full, room_for
 from webapp.results.models import PartialUpload, Upload
-from webapp.results.resumable_sha256 import ResumableSha256
-from webapp.results.upload_quota import quota_refusal
-from webapp.results.uploads import UploadRefused, upload_store
+from webapp.results.uploads.quota import quota_refusal
+from webapp.results.uploads.services import UploadRefused, upload_store
+from webapp.results.uploads.sha256 import ResumableSha256
 from webapp.work import stale_before
 
 log = logging.getLogger(__name__)

@@ -15,10 +15,13 @@ from benchmark.splits import (
 from webapp import figures
 from webapp.core.formatting import format_score, shown_interval
 from webapp.core.rendering import render_rows
-from webapp.results import analysis_pages, extensions, selectors
-from webapp.results.aggregates import counted_reports, wants_clean_subset
-from webapp.results.contamination import contamination_section
-from webapp.results.leaderboard import (
+from webapp.results import extensions, selectors
+from webapp.results.grading.aggregates import counted_reports, wants_clean_subset
+from webapp.results.pages import analysis as analysis_pages
+from webapp.results.pages import compare as compare_page
+from webapp.results.pages import experiment as experiment_page
+from webapp.results.pages.contamination import contamination_section
+from webapp.results.pages.leaderboard import (
     CONDITIONS,
     INTEGRITY_FILTERS,
     LeaderboardFilters,
@@ -87,8 +90,8 @@ def experiment_detail(request, pk: int):
     if split not in splits:
         split = default_split(splits)
     current = splits.get(split, {})
-    stages = selectors.funnel_of(current)
-    table = selectors.competition_table(experiment, request.GET.get("seeds", ""))
+    stages = experiment_page.funnel_of(current)
+    table = experiment_page.competition_table(experiment, request.GET.get("seeds", ""))
     # Links to one competition's seeds keep the split and the subset shown.
     seeds_query = request.GET.copy()
     seeds_query.pop("seeds", None)
@@ -142,7 +145,7 @@ def experiment_detail(request, pk: int):
                 (split_label(s), experiment.published_figures[s])
                 for s in in_display_order(experiment.published_figures or {})
             ],
-            "published_footnotes": selectors.published_footnotes(experiment),
+            "published_footnotes": experiment_page.published_footnotes(experiment),
             # "time_figure": the score-over-hours curve (``webapp.runs``).
             **extensions.experiment_figures(experiment),
             "contamination": contamination_section(
@@ -186,7 +189,7 @@ def _split_tables(chosen: list, by_split: dict, splits_shown: list[str]) -> dict
         ],
         "description_pairs": [
             {**row, "label": split_label(row["split"])}
-            for row in selectors.description_pairs(chosen, by_split)
+            for row in compare_page.description_pairs(chosen, by_split)
         ],
         "split_bars_figure": figures.split_bars(
             [(e.name, by_split[e.pk]) for e in chosen], split_choices(splits_shown)
@@ -254,7 +257,7 @@ def compare(request):
         return render(request, "results/compare.html", context)
     parts = selectors.split_parts(chosen, split, ("funnel", "pass_at_k"), clean=clean)
     per_experiment = [(e, parts[e.pk]) for e in chosen]
-    funnels = [(e.name, selectors.funnel_of(f)) for e, f in per_experiment]
+    funnels = [(e.name, experiment_page.funnel_of(f)) for e, f in per_experiment]
     curves = [
         (e.name, f["pass_at_k"]["values"])
         for e, f in per_experiment

@@ -25,7 +25,7 @@ def price_for(experiment: Experiment):
 
 
 def _run_rows(experiment: Experiment):
-    from webapp.results.aggregates import disqualified_run_ids
+    from webapp.results.grading.aggregates import disqualified_run_ids
 
     disqualified = disqualified_run_ids(experiment.pk)
     any_medal = Q(reports__is_current=True) & (

@@ -16,7 +16,7 @@ from benchmark.splits import (
 )
 from webapp.core.formatting import format_percentage_number
 from webapp.core.rendering import url_for_each
-from webapp.results.aggregates import wants_clean_subset
+from webapp.results.grading.aggregates import wants_clean_subset
 from webapp.results.models import Experiment
 from webapp.results.selectors import experiments_visible_to
 

@@ -13,8 +13,9 @@ from rest_framework.views import APIView
 
 from webapp.results import selectors
 from webapp.results.models import Upload
-from webapp.results.upload_input import upload_metadata
-from webapp.results.uploads import (
+from webapp.results.uploads import progress
+from webapp.results.uploads.input import upload_metadata
+from webapp.results.uploads.services import (
     UploadRefused,
     UploadThrottled,
     experiment_regrade,
@@ -137,7 +138,7 @@ class UploadDetailApi(APIView):
     @extend_schema(responses=UploadProgressOutput)
     def get(self, request, pk: int):
         upload = get_object_or_404(selectors.uploads_visible_to(request.user), pk=pk)
-        return Response(UploadProgressOutput(selectors.upload_progress(upload)).data)
+        return Response(UploadProgressOutput(progress.upload_progress(upload)).data)
 
 
 class ExperimentRegradeApi(APIView):

@@ -1,5 +1,5 @@
 """What the experiment and compare pages show of cost, failures and condition twins: the
-selectors' figures (``token_costs``, ``failure_modes``, ``selectors.twins_table``) made
+selectors' figures (``token_costs``, ``failure_modes``, ``compare_page.twins_table``) made
 into context for their partials (``templates/results/_cost*.html``, ``_failures*.html``,
 ``_twins.html``), numbers formatted once here."""
 
@@ -9,8 +9,9 @@ from django.shortcuts import render
 
 from webapp.figures import cost as cost_figures
 from webapp.results import selectors
-from webapp.results.failure_modes import experiment_failures, failure_runs
-from webapp.results.token_costs import compare_tokens, experiment_tokens
+from webapp.results.pages import compare as compare_page
+from webapp.results.pages.failures import experiment_failures, failure_runs
+from webapp.results.pages.tokens import compare_tokens, experiment_tokens
 
 SOURCE_TEXT = {
     "metered": "metered at mleboard's model bridge",
@@ -125,7 +126,7 @@ def compare_analyses(experiments, by_split: dict, split: str, parts: dict) -> di
         if cost["curves"]
         else None,
         **compare_failures(experiments),
-        "twins": selectors.twins_table(experiments, by_split),
+        "twins": compare_page.twins_table(experiments, by_split),
     }
 
 

@@ -20,14 +20,14 @@ from benchmark.upload_layout import UploadLayoutError, read_upload
 from webapp import work
 from webapp.competitions.models import Competition
 from webapp.results import extensions
-from webapp.results.aggregates import figures_due
+from webapp.results.grading.aggregates import figures_due
 from webapp.results.models import Experiment, Run, Upload
 from webapp.results.services import (
     ReportedRunGroup,
     agent_get_or_create,
     experiment_create_from_reports,
 )
-from webapp.results.upload_quota import quota_refusal
+from webapp.results.uploads.quota import quota_refusal
 from webapp.work import heartbeat, new_token, send_on_commit, stale_before
 
 log = logging.getLogger(__name__)
@@ -156,7 +156,7 @@ def upload_store(
     *, owner, path: Path, sha256: str, size: int, name: str, metadata: dict
 ) -> UploadCreated:
     """The one way an archive becomes an upload, whichever way it arrived (one request, or
-    in pieces, ``webapp.results.resumable``): ``path`` holds it, with the checksum computed
+    in pieces, ``webapp.results.uploads.resumable``): ``path`` holds it, with the checksum computed
     as it arrived. A re-upload of the same archive by the same owner returns the earlier
     upload (and leaves ``path``); otherwise the file is moved into storage and inspected.
     An archive refused by the inspection is kept as a failed upload and UploadRefused is

@@ -10,11 +10,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from rest_framework.throttling import ScopedRateThrottle
 
 from webapp.core.bad_input import parse_json
-from webapp.results import resumable, selectors
-from webapp.results.leaderboard import filter_choices
-from webapp.results.upload_api import UploadCreateApi
-from webapp.results.upload_input import upload_metadata
-from webapp.results.uploads import upload_create
+from webapp.results import selectors
+from webapp.results.pages.leaderboard import filter_choices
+from webapp.results.uploads import progress, resumable
+from webapp.results.uploads.api import UploadCreateApi
+from webapp.results.uploads.input import upload_metadata
+from webapp.results.uploads.services import upload_create
 
 TRI_STATE = [("", "not stated"), ("true", "yes"), ("false", "no")]
 
@@ -165,5 +166,5 @@ def upload_detail(request, pk: int):
     return render(
         request,
         "results/upload_detail.html",
-        {"upload": upload, "progress": selectors.upload_progress(upload)},
+        {"upload": upload, "progress": progress.upload_progress(upload)},
     )
