@@ -7,7 +7,6 @@ from django.contrib.auth.models import Permission
 
 from runner.local_confinement import local_confinement
 from webapp.runs.models import AgentRun
-from webapp.runs.tasks import execute_agent_run_task
 from webapp.work import send
 
 from .conftest import shot
@@ -63,7 +62,7 @@ def test_following_a_local_launch(
     # as the sweeper would send work whose nudge was lost.
     request.getfixturevalue("celery_worker_process")
     for run in AgentRun.objects.all():
-        assert send(execute_agent_run_task, run.pk, AgentRun)
+        assert send("agent_run", run.pk)
     page.wait_for_function(
         "Array.from(document.querySelectorAll('.run-grading'))"
         ".every(td => td.textContent.trim() === 'graded')",

@@ -51,11 +51,9 @@ def send(kind: Kind | str, pk: int) -> bool:
     registered name, and, for a kind whose rows carry the outbox columns, record it on the
     row. False when the broker cannot take it: the row stays due and the sweeper sends it
     once the broker is back."""
-    from celery import current_app
-
     kind = kind_for(kind) if isinstance(kind, str) else kind
     try:
-        current_app.tasks[kind.task].apply_async((pk,), retry=False)
+        registered(kind.task).apply_async((pk,), retry=False)
     except Exception as exc:  # kombu's, redis' and the socket's many ways of saying "down"
         log.warning("could not send %s(%s): %s; the sweeper will", kind.task, pk, exc)
         return False
@@ -64,6 +62,19 @@ def send(kind: Kind | str, pk: int) -> bool:
             dispatched_at=timezone.now(), dispatch_count=F("dispatch_count") + 1
         )
     return True
+
+
+def registered(name: str):
+    """The task registered under ``name``. A process that is not a worker (the web, a
+    command) has not imported the apps' tasks modules yet: Celery's loader imports them
+    (the autodiscovered ``tasks`` of every app) at the first send."""
+    from celery import current_app
+
+    task = current_app.tasks.get(name)
+    if task is None:
+        current_app.loader.import_default_modules()
+        task = current_app.tasks[name]
+    return task
 
 
 def send_on_commit(kind: Kind | str, pk: int) -> None:
