@@ -10,7 +10,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from cli import CommandError, configuration, grading, integrity, runs, submit
+from cli import CommandError, configuration, grading, integrity, runs
+from cli.submit import interface as submit
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -257,7 +257,7 @@ def _add_reap(subparsers) -> None:
 
 
 def cmd_reap(args: argparse.Namespace) -> int:
-    from runner.docker_backend import reap_expired
+    from runner.reaper import reap_expired
 
     client = _engine()
     try:

@@ -636,7 +636,7 @@ VARIABLES: tuple[Variable, ...] = (
         p.parse_duration,
         0.0,
         "0",
-        "fault injection for `perf/drill.py`: each grading waits this long first",
+        "fault injection for `perf/drill/`: each grading waits this long first",
         UPLOADS,
         internal=True,
     ),

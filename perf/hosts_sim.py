@@ -75,7 +75,7 @@ def log(message: str) -> None:
 
 def sim_database(url: str) -> str:
     """The simulation's own database next to ``url``'s, dropped and created afresh."""
-    from drill import recreate_pg_database  # perf/drill.py, beside this file
+    from drill.database import recreate_pg_database  # perf/drill/, beside this file
 
     parts = urlsplit(url)
     sim = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "_hostsim"))

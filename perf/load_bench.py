@@ -482,7 +482,7 @@ def main() -> None:
     env.pop("MLEBOARD_CACHE_URL", None)
     database = config_env_value("DATABASE_URL") if is_set("DATABASE_URL") else ""
     if database:
-        from drill import recreate_pg_database
+        from drill.database import recreate_pg_database
 
         refuse_default_database(database)
         recreate_pg_database(database)

@@ -95,7 +95,7 @@ def main() -> None:
             "e.g. postgresql://postgres@127.0.0.1:5432/mleboard_million"
         )
     if not args.pages_only:
-        from drill import recreate_pg_database
+        from drill.database import recreate_pg_database
 
         recreate_pg_database(database)
     work = Path(tempfile.mkdtemp(prefix="mleboard-million-"))

@@ -1,5 +1,5 @@
 """The page cache's bounds, measured on a running site (the drill's: gunicorn with 2
-workers, a grading worker, beat; ``perf/drill.py``'s ``Site``), with the page cache in a
+workers, a grading worker, beat; ``perf.drill``'s ``Site``), with the page cache in a
 private ``redis-server`` of its own (``MLEBOARD_CACHE_URL``; its ``maxmemory`` is set by the
 site from ``MLEBOARD_CACHE_MAX_BYTES``) and ``--experiments`` published experiments of
 imported reports (``perf/load_bench.py``'s data) so the public pages have figures.
@@ -44,9 +44,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import drill  # noqa: E402
 import load_bench  # noqa: E402
-from drill_archive import build_archive  # noqa: E402
+from drill.archive import build_archive  # noqa: E402
+from drill.processes import REPO, Proc, free_port, wait_for  # noqa: E402
+from drill.site import Site  # noqa: E402
 
 from config.parsers import parse_size  # noqa: E402
 
@@ -237,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=10, help="`/` at rest")
     parser.add_argument("--cache-max-bytes", default="16m", help="MLEBOARD_CACHE_MAX_BYTES")
     parser.add_argument("--redis-server", default="redis-server")
-    parser.add_argument("--bin", default=str(drill.REPO / ".venv" / "bin"))
+    parser.add_argument("--bin", default=str(REPO / ".venv" / "bin"))
     parser.add_argument("--keep", action="store_true", help="keep the site's var dir")
     args = parser.parse_args(argv)
     load_bench.refuse_default_database(args.database_url)
@@ -249,14 +250,14 @@ def main(argv: list[str] | None = None) -> int:
         stale_after=20,
         reaper_interval=5,
         fault_delay=0.0,
-        redis_port=drill.free_port(),
+        redis_port=free_port(),
         redis_server=args.redis_server,
         bin=args.bin,
         seeds=1,
     )
-    site = drill.Site(site_args, "cache")
-    cache_port = drill.free_port()
-    pages_redis = drill.Proc(
+    site = Site(site_args, "cache")
+    cache_port = free_port()
+    pages_redis = Proc(
         "pages-redis",
         [
             args.redis_server,
@@ -287,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pages_redis.start()
         client = redis.Redis(port=cache_port)
-        drill.wait_for("the pages' redis-server", client.ping, 30)
+        wait_for("the pages' redis-server", client.ping, 30)
         site.setup()
         load_bench.fill(site.env, site.var, args.experiments, 1, set_up=False)
         site.start_all()
@@ -345,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             for i, archive in enumerate(archives):
                 site.upload(archive, f"private-{i}.zip")
-            drill.wait_for(
+            wait_for(
                 "every upload graded",
                 lambda: (
                     len(u := site.db.uploads()) == args.uploads

@@ -12,7 +12,7 @@ heartbeat callback, and grades the returned outcome's submission itself::
     outcome.outcome, outcome.submission_path, outcome.snapshots, outcome.to_json()
 
 A reaper whose run's worker died removes the container by the name recorded in
-``on_started`` with ``runner.docker_backend.remove_run_container``.
+``on_started`` with ``runner.reaper.remove_run_container``.
 """
 
 from runner.agent_definition import (

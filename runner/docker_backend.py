@@ -29,16 +29,16 @@ default, an id no account uses) through ``setpriv``, with every capability gone 
 set included): it cannot signal the root processes, so it cannot end or extend the
 container's life. The container keeps only CAP_SETUID, CAP_SETGID and CAP_SETPCAP, which
 ``setpriv`` needs. The deadline is also in the labels (``org.mleboard.deadline``,
-``org.mleboard.kill-after``, epoch seconds) so that ``reap_expired`` (``mleboard reap``,
+``org.mleboard.kill-after``, epoch seconds) so that ``runner.reaper`` (``mleboard reap``,
 the site's sweeper) removes a container its watchdog failed to end: the watchdog runs the
 image's ``sleep``, which the agent's image could replace.
 
 The harness enforces the time limit itself first: it kills the agent's processes (a
-``kill -9 -1`` as the agent's user), copies the outputs out (``runner.outputs``, as the
-agent's user, bounded, links never followed), then removes the container. Snapshots are
-copied the same way while the agent runs. Outcomes come from the engine:
-``out_of_memory`` only when it says so (the container's ``OOMKilled`` state or an ``oom``
-event for it), never from an exit code (137 is any SIGKILL).
+``kill -9 -1`` as the agent's user, ``runner.docker_exec``), copies the outputs out
+(``runner.outputs``, as the agent's user, bounded, links never followed), then removes
+the container. Snapshots are copied the same way while the agent runs. Outcomes come
+from the engine: ``out_of_memory`` only when it says so (the container's ``OOMKilled``
+state or an ``oom`` event for it), never from an exit code (137 is any SIGKILL).
 """
 
 from __future__ import annotations
@@ -46,32 +46,33 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import socket
-import struct
-import threading
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from config import env
 from runner.agent_definition import AGENT_BASE_URL_ENV
 from runner.backend import (
     BackendResult,
-    Fetched,
     HarnessError,
     RunControl,
     agent_env,
     supervise,
 )
+from runner.docker_exec import OUTPUT_ROOTS, ContainerAgent, agent_ids
 from runner.llm_bridge import CONTAINER_LLM_DIR, HostBridge, container_base_url, forwarder_command
 from runner.logs import LogSink
-from runner.outputs import COLLECTOR, Received, describe_exceeded, receive
+from runner.reaper import (
+    LABEL_AGENT,
+    LABEL_COMPETITION,
+    LABEL_DEADLINE,
+    LABEL_KILL_AFTER,
+    own_labels,
+    remove_container,
+)
 from runner.spec import (
-    CODE_DIR,
     CONTAINER_AGENT_DIR,
     CONTAINER_CODE_DIR,
     CONTAINER_DATA_DIR,
@@ -82,58 +83,16 @@ from runner.spec import (
     CONTAINER_SUBMISSION_DIR,
     CONTAINER_VALIDATE_SCRIPT,
     CONTAINER_VALIDATION_DIR,
-    KILL_GRACE_ENV,
-    LOGS_DIR,
-    OUTPUT_MAX_ENTRIES,
-    SUBMISSION_DIR,
-    SUBMISSION_FILENAME,
     VALIDATION_SOCKET_NAME,
     Outcome,
     RunDirs,
     RunSpec,
 )
 
-# Labels let an operator (or a reaper) find mleboard's containers on a host.
-LABEL_RUN = "org.mleboard.run"
-LABEL_COMPETITION = "org.mleboard.competition"
-LABEL_AGENT = "org.mleboard.agent"
-# Which installation started it ($MLEBOARD_INSTANCE): a reaper removes only its own.
-LABEL_INSTANCE = "org.mleboard.instance"
-INSTANCE_ENV = "MLEBOARD_INSTANCE"
-# Epoch seconds: when the time limit ends, and when the container's watchdog ends it all.
-LABEL_DEADLINE = "org.mleboard.deadline"
-LABEL_KILL_AFTER = "org.mleboard.kill-after"
-
 # The only capabilities left: what ``setpriv`` needs to become the agent's user and drop
 # the bounding set. The agent itself has none.
 CONTAINER_CAPS = ["SETUID", "SETGID", "SETPCAP"]
 SECCOMP_PROFILE = "seccomp.json"
-# Output roots, in the order they get the byte budget.
-OUTPUT_ROOTS = (
-    (SUBMISSION_DIR, CONTAINER_SUBMISSION_DIR),
-    (CODE_DIR, CONTAINER_CODE_DIR),
-    (LOGS_DIR, CONTAINER_LOGS_DIR),
-)
-# Kills every process of the agent's user (it runs as that user; kill(-1) spares itself),
-# until none is left (kill(-1) itself succeeds while any other process exists, even one it
-# may not signal): $1 is the uid.
-_KILL_ALL = (
-    'n=0; while [ "$n" -lt 100 ]; do kill -9 -1 2>/dev/null; left=""; '
-    'for s in /proc/[0-9]*/status; do [ "$s" = "/proc/$$/status" ] && continue; '
-    'grep -q "^Uid:[[:space:]]*$1[[:space:]]" "$s" 2>/dev/null && left=1 && break; done; '
-    '[ -z "$left" ] && exit 0; n=$((n+1)); sleep 0.05; done; exit 1'
-)
-# Make $HOME (on the scratch tmpfs), start the model bridge's forwarder when the agent has
-# one (``runner.llm_bridge``; it returns once listening), then become the agent's command.
-_START = (
-    'mkdir -p "$HOME" 2>/dev/null; '
-    'if [ -n "${MLEBOARD_LLM_FORWARDER:-}" ]; then $MLEBOARD_LLM_FORWARDER '
-    '|| { echo "the model bridge did not start" >&2; exit 97; }; fi; exec "$@"'
-)
-_POLL_S = 0.1
-# Reading the outputs: this long at least, plus the time the bytes take at a slow pace.
-_COLLECT_MIN_S = 60.0
-_COLLECT_BYTES_PER_S = 32 * 1024**2
 
 
 def container_env(spec: RunSpec) -> dict[str, str]:
@@ -155,17 +114,6 @@ def container_env(spec: RunSpec) -> dict[str, str]:
         env[AGENT_BASE_URL_ENV] = container_base_url(spec.llm_base_url)
         env["MLEBOARD_LLM_FORWARDER"] = " ".join(forwarder_command())
     return env
-
-
-def agent_ids(spec: RunSpec) -> tuple[int, int]:
-    """The agent's numeric (uid, gid) from ``spec.user``; root is refused."""
-    uid, _, gid = spec.user.partition(":")
-    gid = gid or uid
-    if not (uid.isascii() and uid.isdigit() and gid.isascii() and gid.isdigit()):
-        raise HarnessError(f"the agent's user must be numeric uid:gid, got {spec.user!r}")
-    if int(uid) == 0 or int(gid) == 0:
-        raise HarnessError("the agent may not run as root (uid or gid 0)")
-    return int(uid), int(gid)
 
 
 @functools.cache
@@ -264,37 +212,6 @@ def container_kwargs(
     return kwargs
 
 
-def as_agent(uid: int, gid: int, command: list[str]) -> list[str]:
-    """``command`` run as uid:gid with no capabilities left at all (run from root)."""
-    return [
-        "setpriv",
-        f"--reuid={uid}",
-        f"--regid={gid}",
-        "--clear-groups",
-        "--inh-caps=-all",
-        "--bounding-set=-all",
-        "--",
-        *command,
-    ]
-
-
-def parse_docker_time(text: str | None) -> float | None:
-    """Return an engine timestamp (RFC 3339, nanoseconds) as an epoch, ``None`` if unset."""
-    if not text or text.startswith("0001-01-01"):
-        return None
-    stamp = text.rstrip("Z")
-    offset = "+00:00"
-    for sign in ("+", "-"):
-        head, sep, tail = stamp.rpartition(sign)
-        if sep and "T" in head and ":" in tail and len(tail) == 5:
-            stamp, offset = head, sign + tail
-            break
-    if "." in stamp:
-        whole, frac = stamp.split(".", 1)
-        stamp = f"{whole}.{frac[:6].ljust(6, '0')}"
-    return datetime.fromisoformat(stamp + offset).timestamp()
-
-
 @contextlib.contextmanager
 def managed_container(client: Any, **kwargs: Any) -> Iterator[Any]:
     """Create a container and yield it; remove it (forcefully) on the way out, always."""
@@ -312,104 +229,6 @@ def managed_container(client: Any, **kwargs: Any) -> Iterator[Any]:
         yield container
     finally:
         remove_container(container)
-
-
-def remove_container(container: Any, attempts: int = 5) -> None:
-    """Kill and remove ``container``; a container already gone is fine."""
-    import docker.errors
-
-    for attempt in range(attempts):
-        try:
-            container.remove(force=True, v=True)
-            return
-        except docker.errors.NotFound:
-            return
-        except docker.errors.APIError as exc:
-            if exc.status_code == 409 and "already in progress" in str(exc):
-                return  # auto-removal is under way
-            # A busy engine: try again shortly.
-            if attempt == attempts - 1:
-                raise
-            time.sleep(0.5 * (attempt + 1))
-
-
-def remove_run_container(name: str, client: Any = None) -> bool:
-    """Kill and remove the run container called ``name`` (for a reaper or a cancel issued
-    from another process). Returns ``False`` if no such container exists."""
-    import docker
-    import docker.errors
-
-    client = client or docker.from_env()
-    try:
-        container = client.containers.get(name)
-    except docker.errors.NotFound:
-        return False
-    if container.labels.get(LABEL_RUN) != "1":
-        raise HarnessError(f"{name} is not an mleboard run container")
-    remove_container(container)
-    return True
-
-
-def own_labels() -> dict[str, str]:
-    """The labels every run container of this installation (``$MLEBOARD_INSTANCE``) has."""
-    return {LABEL_RUN: "1", LABEL_INSTANCE: env(INSTANCE_ENV)}
-
-
-def own_containers_filter(labels: dict[str, str] | None = None) -> dict[str, list[str]]:
-    """A ``containers.list`` filter for this installation's run containers, narrowed by
-    ``labels``."""
-    wanted = {**own_labels(), **(labels or {})}
-    return {"label": [f"{key}={value}" for key, value in wanted.items()]}
-
-
-def reap_expired(
-    client: Any = None, *, now: float | None = None, grace_s: float | None = None, dry_run=False
-) -> list[dict[str, Any]]:
-    """Remove mleboard run containers that should no longer exist: running past their
-    ``org.mleboard.kill-after`` label (or ``deadline`` + ``grace_s``, default
-    ``$MLEBOARD_RUN_KILL_GRACE_S``), or not running (exited, or created and never started
-    for a minute). Only this installation's (``$MLEBOARD_INSTANCE``): another site's
-    containers on the same engine are its own reaper's business. The second line behind
-    each container's own watchdog, for ``mleboard reap`` and the site's sweeper. Returns
-    what was (or, ``dry_run``, would be) removed."""
-    import docker
-    import docker.errors
-
-    client = client or docker.from_env()
-    now = time.time() if now is None else now
-    grace = env(KILL_GRACE_ENV) if grace_s is None else grace_s
-    removed = []
-    for container in client.containers.list(all=True, filters=own_containers_filter()):
-        labels = container.labels or {}
-        status = container.status
-        why = ""
-        kill_after = _label_time(labels, LABEL_KILL_AFTER)
-        deadline = _label_time(labels, LABEL_DEADLINE)
-        if kill_after is None and deadline is not None:
-            kill_after = deadline + grace
-        if kill_after is not None and now >= kill_after:
-            why = f"past its deadline ({now - kill_after:.0f}s after it should have ended)"
-        elif status in ("exited", "dead"):
-            why = f"{status}"
-        elif status == "created":
-            created = container.attrs.get("Created")
-            created = created if isinstance(created, int | float) else parse_docker_time(created)
-            if created is not None and now - created > 60:
-                why = "created but never started"
-        if not why:
-            continue
-        removed.append({"name": container.name, "status": status, "reason": why})
-        if not dry_run:
-            with contextlib.suppress(docker.errors.NotFound):
-                remove_container(container)
-    return removed
-
-
-def _label_time(labels: dict[str, str], key: str) -> float | None:
-    try:
-        return float(labels[key])
-    except (KeyError, ValueError):
-        return None
 
 
 def check_egress(client: Any, spec: RunSpec) -> None:
@@ -445,241 +264,6 @@ def check_egress(client: Any, spec: RunSpec) -> None:
             f"the agent is granted egress but network {name!r} cannot give it: {problem}; "
             "the run was not started"
         )
-
-
-class _Agent:
-    """The agent's process in the container (a ``docker exec``) and what acts on it."""
-
-    def __init__(self, client: Any, container: Any, spec: RunSpec) -> None:
-        self.client = client
-        self.container = container
-        self.spec = spec
-        self.uid, self.gid = agent_ids(spec)
-        self.exec_id = ""
-        self.stream: _ExecStream | None = None
-        self.container_killed = False
-        self.gone = False  # the container ended or went, not by the harness's hand
-
-    def start(self) -> None:
-        import docker.errors
-
-        command = as_agent(self.uid, self.gid, ["sh", "-c", _START, "agent", *self.spec.command])
-        try:
-            self.exec_id = self.client.api.exec_create(
-                self.container.id,
-                command,
-                stdout=True,
-                stderr=True,
-                user="0:0",
-                workdir=self.spec.workdir,
-            )["Id"]
-            self.stream = _ExecStream(self.client.api, self.exec_id)
-        except docker.errors.APIError as exc:
-            raise HarnessError(f"could not start the agent: {exc.explanation or exc}") from exc
-
-    def output(self) -> Iterator[bytes]:
-        try:
-            for _stream, data in self.stream.frames():
-                yield data
-        finally:
-            self.stream.close()
-
-    def wait(self) -> int:
-        """Block until the agent's process exits; its exit code (128+N for signal N)."""
-        import docker.errors
-
-        try:
-            code = _exec_exit_code(self.client.api, self.exec_id, None)
-        except docker.errors.NotFound:
-            raise HarnessError("the container was removed from outside the harness") from None
-        if code is None:
-            raise HarnessError("the agent's process never started")
-        return code
-
-    def kill(self) -> None:
-        """Kill every process of the agent's user, keeping the container (and the outputs
-        in it); if that cannot be done, kill the container."""
-        import docker.errors
-
-        try:
-            done = self.client.api.exec_create(
-                self.container.id,
-                as_agent(self.uid, self.gid, ["sh", "-c", _KILL_ALL, "kill", str(self.uid)]),
-                user="0:0",
-            )
-            self.client.api.exec_start(done["Id"])
-            if _exec_exit_code(self.client.api, done["Id"], 10.0) == 0:
-                return
-        except docker.errors.NotFound:
-            self.gone = True
-            return
-        except docker.errors.APIError:
-            pass
-        try:
-            self.container.reload()
-        except docker.errors.NotFound:
-            self.gone = True
-            return
-        if self.container.status != "running":
-            self.gone = True
-            return
-        self.container_killed = True
-        with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
-            self.container.kill()
-
-    def run_collector(self, config: dict, roots: dict[str, Path], timeout_s: float) -> Received:
-        """Run ``COLLECTOR`` as the agent's user and write what it sends under ``roots``."""
-        import docker.errors
-
-        command = as_agent(self.uid, self.gid, ["python3", "-c", COLLECTOR, json.dumps(config)])
-        try:
-            exec_id = self.client.api.exec_create(
-                self.container.id, command, stdout=True, stderr=True, user="0:0"
-            )["Id"]
-            stream = _ExecStream(self.client.api, exec_id)
-        except docker.errors.NotFound:
-            return Received(error="the container is gone")
-        except docker.errors.APIError as exc:
-            return Received(error=f"could not start the collector: {exc.explanation or exc}")
-        errors = bytearray()
-        # Bounded in time whatever the collector does: the stream is cut at the end.
-        timer = threading.Timer(timeout_s, stream.close)
-        timer.daemon = True
-        timer.start()
-
-        def stdout() -> Iterator[bytes]:
-            for kind, data in stream.frames():
-                if kind == 1:
-                    yield data
-                elif len(errors) < 4096:
-                    errors.extend(data[: 4096 - len(errors)])
-
-        try:
-            got = receive(
-                stdout(),
-                roots,
-                budget=config["budget"],
-                caps=config["caps"],
-                max_entries=config["max_entries"],
-            )
-        finally:
-            timer.cancel()
-            stream.close()
-        if not got.error:
-            with contextlib.suppress(docker.errors.APIError):
-                code = self.client.api.exec_inspect(exec_id).get("ExitCode")
-                if code not in (0, None):
-                    message = errors.decode(errors="replace").strip()[-300:]
-                    got.error = f"the collector exited with code {code}: {message}"
-        return got
-
-    def fetch_submission(self, target: Path, max_bytes: int) -> Fetched:
-        """Copy the submission out (a snapshot), reading at most ``max_bytes``."""
-        name = SUBMISSION_FILENAME
-        config = {
-            "roots": [[name, f"{CONTAINER_SUBMISSION_DIR}/{name}"]],
-            "budget": max_bytes,
-            "caps": {name: max_bytes},
-            "max_entries": 1,
-        }
-        got = self.run_collector(config, {name: target}, _collect_timeout(max_bytes))
-        if got.files == 1 and not got.error:
-            return Fetched(copied=True, size=got.bytes)
-        for skipped, size, reason in got.skipped:
-            if skipped == name and reason == "too large":
-                return Fetched(copied=False, size=size, too_large=True, reason=reason)
-        return Fetched(copied=False, reason=got.error or "no submission")
-
-    def collect(self, dirs: RunDirs) -> tuple[str, int, str]:
-        """Copy the outputs to ``dirs``; returns what went over a limit, that limit, and
-        any other problem."""
-        spec = self.spec
-        submission = f"submission/{SUBMISSION_FILENAME}"
-        config = {
-            "roots": [list(root) for root in OUTPUT_ROOTS],
-            "budget": spec.output_max_bytes,
-            "caps": {submission: spec.submission_max_bytes},
-            "max_entries": OUTPUT_MAX_ENTRIES,
-        }
-        roots = {SUBMISSION_DIR: dirs.submission, CODE_DIR: dirs.code, LOGS_DIR: dirs.logs}
-        got = self.run_collector(config, roots, _collect_timeout(spec.output_max_bytes))
-        exceeded, limit = "", spec.output_max_bytes
-        over = got.too_large()
-        if over:
-            if all(name == submission for name, _, _ in over):
-                limit = min(spec.submission_max_bytes, spec.output_max_bytes)
-            exceeded = describe_exceeded(over, limit)
-        problem = f"outputs not fully collected: {got.error}" if got.error else ""
-        return exceeded, limit, problem
-
-
-class _ExecStream:
-    """The output of a started ``docker exec``, read as (stream, bytes) frames.
-
-    Read through the HTTP response's own buffered reader (bytes that arrived with the
-    response's headers are not lost), with no read timeout (an agent may be silent for
-    hours); ``close`` (from any thread) ends the reading.
-    """
-
-    def __init__(self, api: Any, exec_id: str) -> None:
-        response = api._post_json(
-            api._url("/exec/{0}/start", exec_id),
-            headers={"Connection": "Upgrade", "Upgrade": "tcp"},
-            data={"Tty": False, "Detach": False},
-            stream=True,
-        )
-        api._raise_for_status(response)
-        self._response = response
-        self._file = response.raw._fp.fp
-        self._socket = getattr(self._file.raw, "_sock", None)
-        if self._socket is not None:
-            self._socket.settimeout(None)
-
-    def frames(self) -> Iterator[tuple[int, bytes]]:
-        try:
-            while True:
-                head = self._file.read(8)
-                if len(head) < 8:
-                    return
-                kind, size = struct.unpack(">BxxxL", head)
-                while size:
-                    data = self._file.read1(min(size, 1024**2))
-                    if not data:
-                        return
-                    size -= len(data)
-                    yield kind, data
-        except (OSError, ValueError):  # closed under us: the end of the stream
-            return
-
-    def close(self) -> None:
-        if self._socket is not None:
-            with contextlib.suppress(OSError):
-                self._socket.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(Exception):
-            self._response.close()
-
-
-def _exec_exit_code(api: Any, exec_id: str, running_for_s: float | None) -> int | None:
-    """The exit code of an exec once it has run and ended (polling the engine), ``None``
-    if it has not ended within ``running_for_s`` seconds (``None``: wait as long as it
-    runs) or never started within a minute. Raises ``docker.errors.NotFound`` if it is gone.
-    """
-    since = time.monotonic()
-    while True:
-        info = api.exec_inspect(exec_id)
-        if not info.get("Running") and info.get("ExitCode") is not None:
-            return int(info["ExitCode"])
-        waited = time.monotonic() - since
-        if info.get("Running"):
-            if running_for_s is not None and waited > running_for_s:
-                return None
-        elif waited > 60:  # the engine has not started it yet: not for a minute
-            return None
-        time.sleep(_POLL_S)
-
-
-def _collect_timeout(max_bytes: int) -> float:
-    return _COLLECT_MIN_S + max_bytes / _COLLECT_BYTES_PER_S
 
 
 class DockerBackend:
@@ -729,7 +313,7 @@ class DockerBackend:
         create_requested_at = time.time()
         with managed_container(client, **kwargs) as container:
             container.start()
-            agent = _Agent(client, container, spec)
+            agent = ContainerAgent(client, container, spec)
             agent.start()
             started_at = time.time()
             stop = supervise(

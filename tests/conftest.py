@@ -110,7 +110,7 @@ def postgres(django_db_blocker):
         return
     sys.path.insert(0, str(REPO_ROOT / "perf"))
     try:
-        from drill import PrivatePostgres
+        from drill.database import PrivatePostgres
     finally:
         sys.path.remove(str(REPO_ROOT / "perf"))
     cluster = PrivatePostgres()

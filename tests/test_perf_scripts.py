@@ -1,7 +1,8 @@
 """Every script in perf/ runs: each at tiny sizes, as a person would start it
-(``python perf/NAME.py ...``), in a folder of its own, on the embedded defaults (SQLite,
-the embedded broker) unless it measures PostgreSQL or Redis. Exit code 0 and a line of
-figures are asked for, never a speed: these are smoke runs, not measurements.
+(``python perf/NAME.py ...``; a package, ``python -m perf.NAME ...``), in a folder of its
+own, on the embedded defaults (SQLite, the embedded broker) unless it measures PostgreSQL
+or Redis. Exit code 0 and a line of figures are asked for, never a speed: these are smoke
+runs, not measurements.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from tests.services import missing
 
 ROOT = Path(__file__).resolve().parents[1]
 PERF = ROOT / "perf"
-# Helpers the scripts import, not scripts.
-HELPERS = {"drill_archive.py"}
 
 
 def bare_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -44,8 +43,9 @@ def bare_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 def run_script(
     name: str, *args: str, env: dict[str, str], timeout: float = 600
 ) -> subprocess.CompletedProcess:
+    start = ["-m", f"perf.{name}"] if (PERF / name).is_dir() else [str(PERF / name)]
     done = subprocess.run(
-        [sys.executable, str(PERF / name), *args],
+        [sys.executable, *start, *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -74,12 +74,14 @@ SMOKE = {
 
 
 def test_every_script_has_a_smoke_run():
-    scripts = {p.name for p in PERF.glob("*.py")} - HELPERS
+    scripts = {p.name for p in PERF.glob("*.py")} | {
+        p.parent.name for p in PERF.glob("*/__main__.py")
+    }
     covered = set(SMOKE) | {
         "pages_bench.py",
         "load_bench.py",
         "hosts_sim.py",
-        "drill.py",
+        "drill",
         "million_bench.py",
         "submit_bench.py",
         "page_cache_bench.py",
@@ -187,7 +189,7 @@ def test_hosts_sim_tiny(tmp_path):
 @pytest.mark.slow
 def test_drill_tiny_on_the_embedded_backend(tmp_path):
     run_script(
-        "drill.py",
+        "drill",
         "--backend",
         "embedded",
         "--drill",
@@ -220,7 +222,7 @@ def test_drill_database_on_a_private_cluster(tmp_path):
         s.bind(("127.0.0.1", 0))
         broker_port = s.getsockname()[1]
     out = run_script(
-        "drill.py",
+        "drill",
         "--backend",
         "pg-redis",
         "--drill",
@@ -257,7 +259,7 @@ def test_drill_disk_tiny(backend, tmp_path, postgres):
             s.bind(("127.0.0.1", 0))
             extra = ["--redis-port", str(s.getsockname()[1]), "--database-url", url]
     out = run_script(
-        "drill.py",
+        "drill",
         "--backend",
         backend,
         "--drill",

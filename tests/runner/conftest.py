@@ -151,7 +151,7 @@ def no_leftover_containers(docker_client):
     engine (others' runs on a shared engine, started before it, for other competitions or
     by another ``$MLEBOARD_INSTANCE``, such as another test process's, are not its
     business and are left alone)."""
-    from runner.docker_backend import LABEL_COMPETITION, own_containers_filter
+    from runner.reaper import LABEL_COMPETITION, own_containers_filter
 
     def ours() -> dict[str, object]:
         found = docker_client.containers.list(

@@ -21,7 +21,7 @@ import docker.errors
 import pytest
 
 from runner import Outcome, Resources, RunControl, RunSpec, load_agent, run_agent, spec_for_agent
-from runner.docker_backend import (
+from runner.reaper import (
     LABEL_DEADLINE,
     LABEL_INSTANCE,
     LABEL_KILL_AFTER,

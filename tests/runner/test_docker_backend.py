@@ -178,7 +178,7 @@ def test_container_is_removed_when_the_harness_fails(base_image, demo_data, tmp_
 
 def test_a_reaper_can_remove_a_run_container_by_name(base_image, demo_data, tmp_path):
     from runner import RunControl
-    from runner.docker_backend import remove_run_container
+    from runner.reaper import remove_run_container
 
     removed: list[bool] = []
     timers: list[threading.Timer] = []

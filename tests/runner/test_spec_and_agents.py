@@ -21,8 +21,9 @@ from runner import (
     spec_for_agent,
 )
 from runner.agent_definition import agents_in
-from runner.docker_backend import container_kwargs, parse_docker_time
+from runner.docker_backend import container_kwargs
 from runner.images import agent_image_ref, base_image_ref
+from runner.reaper import parse_docker_time
 from runner.spec import RunDirs
 
 

@@ -9,7 +9,7 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from runner.docker_backend import own_containers_filter, own_labels
+from runner.reaper import own_containers_filter, own_labels
 from tests.demo_builds import demo_site
 from webapp.results.models import ExperimentAggregate, GradeReport
 from webapp.runs.models import AgentRun, Launch

@@ -1,7 +1,7 @@
 """Every upload, grading run and agent run reaches an end: the outbox and the sweeper
 (``webapp.work``, ``webapp.ops.sweeper``), honest retries, re-sent archives, figures that
 follow the data and the curation. The process kills on real services are in
-``test_worker.py`` and ``perf/drill.py``."""
+``test_worker.py`` and ``perf/drill/``."""
 
 import datetime as dt
 

@@ -264,7 +264,7 @@ class HostHeartbeat:
         if settings.MLEBOARD_RUN_BACKEND != "docker":
             return
         try:
-            from runner.docker_backend import reap_expired
+            from runner.reaper import reap_expired
 
             for item in reap_expired():
                 log.info("reaped run container %s", item)

@@ -48,7 +48,7 @@ def reap_containers_task() -> int:
     worker takes it: remove run containers past their deadline or left stopped."""
     if settings.MLEBOARD_RUN_BACKEND != "docker":
         return 0
-    from runner.docker_backend import reap_expired
+    from runner.reaper import reap_expired
 
     try:
         removed = reap_expired()

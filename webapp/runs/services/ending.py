@@ -106,7 +106,7 @@ def _remove_leftover_container(run: AgentRun) -> None:
     if run.launch.backend != "docker" or not run.container:
         return
     try:
-        from runner.docker_backend import remove_run_container
+        from runner.reaper import remove_run_container
 
         remove_run_container(run.container)
     except Exception:  # the engine may be gone too; the run is already recorded as ended

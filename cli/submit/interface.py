@@ -20,16 +20,23 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import hashlib
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from cli.submit.transfer import (
+    Interrupted,
+    Payload,
+    Refused,
+    Usage,
+    human_size,
+    say,
+    send,
+)
+
 EXIT_GRADED, EXIT_REFUSED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 3
 CHUNK_MIB = 16
-FORMAT_VERSION = "mleboard-submit-tar-1"
 
 
 def register(subparsers) -> None:
@@ -107,18 +114,6 @@ def register(subparsers) -> None:
     login.set_defaults(handler=cmd_login)
 
 
-def _say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
-
-
 # ---------------------------------------------------------------- login
 
 
@@ -128,16 +123,16 @@ def cmd_login(args: argparse.Namespace) -> int:
     try:
         site = resolve_site(args.site)
     except SiteError as error:
-        _say(f"mleboard login: {error}")
+        say(f"mleboard login: {error}")
         return EXIT_USAGE
     token = args.token or getpass.getpass(f"API token (make one at {site}/accounts/tokens/): ")
     if not token.strip():
-        _say("mleboard login: no token given")
+        say("mleboard login: no token given")
         return EXIT_USAGE
     try:
         Site(site, token.strip()).check_token()
     except SiteError as error:
-        _say(f"mleboard login: {error}")
+        say(f"mleboard login: {error}")
         return EXIT_REFUSED
     path = save_token(site, token.strip())
     save_site(site)
@@ -149,102 +144,50 @@ def cmd_login(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- submit
 
 
-class _Usage(Exception):
-    pass
-
-
-class _Refused(Exception):
-    pass
-
-
-class _Interrupted(Exception):
-    pass
-
-
 def cmd_submit(args: argparse.Namespace) -> int:
     from cli.archive_stream import LayoutProblem
     from cli.site_api import SiteError
 
     try:
         return _submit(args)
-    except _Usage as error:
-        _say(f"mleboard submit: {error}")
+    except Usage as error:
+        say(f"mleboard submit: {error}")
         return EXIT_USAGE
-    except (_Refused, LayoutProblem) as error:
-        _say(f"mleboard submit: refused: {error}")
+    except (Refused, LayoutProblem) as error:
+        say(f"mleboard submit: refused: {error}")
         return EXIT_REFUSED
     except SiteError as error:
-        _say(f"mleboard submit: {error}")
+        say(f"mleboard submit: {error}")
         return EXIT_REFUSED
-    except _Interrupted as error:
-        _say(f"mleboard submit: interrupted: {error}")
+    except Interrupted as error:
+        say(f"mleboard submit: interrupted: {error}")
         return EXIT_INTERRUPTED
 
 
 def _metadata(args) -> dict:
     if args.metadata and (args.scaffold or args.model):
-        raise _Usage("give --metadata FILE, or --scaffold and --model, not both")
+        raise Usage("give --metadata FILE, or --scaffold and --model, not both")
     if args.metadata:
         try:
             data = json.loads(args.metadata.read_text(encoding="utf-8"))
         except OSError as error:
-            raise _Usage(f"cannot read --metadata {args.metadata}: {error.strerror}") from None
+            raise Usage(f"cannot read --metadata {args.metadata}: {error.strerror}") from None
         except (ValueError, RecursionError) as error:
-            raise _Usage(f"--metadata {args.metadata} is not valid JSON: {error}") from None
+            raise Usage(f"--metadata {args.metadata} is not valid JSON: {error}") from None
         if not isinstance(data, dict):
-            raise _Usage(
+            raise Usage(
                 f'--metadata {args.metadata} must hold a JSON object, like {{"scaffold": "aide", "model": "o1-preview"}}'
             )
     elif args.scaffold and args.model:
         data = {"scaffold": args.scaffold, "model": args.model}
     else:
-        raise _Usage("say which agent made the runs: --scaffold S --model M, or --metadata FILE")
+        raise Usage("say which agent made the runs: --scaffold S --model M, or --metadata FILE")
     if args.name:
         data["name"] = args.name
     missing = [k for k in ("scaffold", "model") if not str(data.get(k) or "").strip()]
     if missing:
-        raise _Usage(f"the metadata needs {' and '.join(missing)}")
+        raise Usage(f"the metadata needs {' and '.join(missing)}")
     return data
-
-
-class _Payload:
-    """What will be sent: a tar of members made on the fly, or a ready archive."""
-
-    def __init__(self, paths: list[Path], metadata: dict):
-        from cli.archive_stream import TarStream, collect, is_ready_archive
-
-        missing = [str(p) for p in paths if not p.exists()]
-        if missing:
-            raise _Usage(f"no such file or folder: {', '.join(missing)}")
-        archives = [p for p in paths if is_ready_archive(p)]
-        meta = json.dumps(metadata, sort_keys=True)
-        if archives:
-            if len(paths) > 1:
-                raise _Usage("send a ready archive on its own (one PATH), or folders without it")
-            path = archives[0].resolve()
-            st = path.stat()
-            self.members = None
-            self.name = path.name
-            self.length = st.st_size
-            self.open = lambda: open(path, "rb")  # noqa: SIM115
-            self.fingerprint = hashlib.sha256(
-                f"{FORMAT_VERSION}\0{path}\0{st.st_size}\0{st.st_mtime_ns}\0{meta}".encode()
-            ).hexdigest()
-            self.path = path
-            return
-        other = [str(p) for p in paths if p.is_file() and p.suffix != ".jsonl"]
-        if other:
-            raise _Usage(
-                f"{', '.join(other)}: give run-group folders, a submissions.jsonl, or a ready "
-                "archive (.zip, .tar, .tar.gz, .tar.bz2, .tar.xz)"
-            )
-        self.members = collect(paths)
-        first = paths[0].resolve()
-        self.name = (first.stem if first.is_file() else first.name) + ".tar"
-        self.length = TarStream(self.members).length
-        self.open = lambda: TarStream(self.members)
-        self.fingerprint = self.members.fingerprint(f"{FORMAT_VERSION}\0{meta}")
-        self.path = None
 
 
 def _submit(args) -> int:
@@ -253,24 +196,24 @@ def _submit(args) -> int:
     try:
         site = resolve_site(args.site)
     except SiteError as error:
-        raise _Usage(str(error)) from None
+        raise Usage(str(error)) from None
     if args.chunk_size < 1 or args.retries < 0:
-        raise _Usage("--chunk-size must be at least 1 (MiB) and --retries at least 0")
+        raise Usage("--chunk-size must be at least 1 (MiB) and --retries at least 0")
     metadata = _metadata(args)
-    payload = _Payload(args.paths, metadata)
+    payload = Payload(args.paths, metadata)
     contents = _check_layout(payload, metadata)
     if args.dry_run:
         return _dry_run(payload, contents, metadata, site, args)
     token, source = resolve_token(site, args.token)
     if not token:
-        raise _Usage(
+        raise Usage(
             f"no API token for {site}: make one at {site}/accounts/tokens/, then run "
             f"`mleboard login --site {site}` (or pass --token, or set $MLEBOARD_TOKEN)"
         )
     from cli.site_api import Site
 
     client = Site(site, token)
-    upload_path = _send(client, payload, metadata, args)
+    upload_path = send(client, payload, metadata, args)
     page = client.absolute(upload_path.replace("/api/uploads/", "/uploads/"))
     if args.no_wait:
         print(f"Sent. Grading runs on the site: {page}")
@@ -287,7 +230,7 @@ def _known_competitions() -> set[str]:
     return set(load_catalogue(include_demo=True))
 
 
-def _check_layout(payload: _Payload, metadata: dict):
+def _check_layout(payload: Payload, metadata: dict):
     """Read the upload as the site will (same readers, same catalogue): a layout it would
     refuse is refused here, before anything is sent. A ready archive is read by the site."""
     if payload.members is None:
@@ -303,12 +246,12 @@ def _check_layout(payload: _Payload, metadata: dict):
             seeds=seeds,
         )
     except UploadLayoutError as error:
-        raise _Refused(str(error)) from None
+        raise Refused(str(error)) from None
     except (ValueError, UnicodeDecodeError) as error:
-        raise _Refused(str(error)) from None
+        raise Refused(str(error)) from None
 
 
-def _dry_run(payload: _Payload, contents, metadata: dict, site: str, args) -> int:
+def _dry_run(payload: Payload, contents, metadata: dict, site: str, args) -> int:
     from config import env, is_set
 
     data_dir = args.data_dir or (env("MLEBOARD_DATA_DIR") if is_set("MLEBOARD_DATA_DIR") else None)
@@ -324,14 +267,14 @@ def _dry_run(payload: _Payload, contents, metadata: dict, site: str, args) -> in
             extract_archive(payload.path, dest)
             contents = read_upload(dest, known_competitions=_known_competitions())
         except (ArchiveRefused, UploadLayoutError, ValueError) as error:
-            raise _Refused(str(error)) from None
+            raise Refused(str(error)) from None
         return _dry_run_report(payload, contents, metadata, site, data_dir)
 
 
-def _dry_run_report(payload: _Payload, contents, metadata: dict, site: str, data_dir) -> int:
+def _dry_run_report(payload: Payload, contents, metadata: dict, site: str, data_dir) -> int:
     name = metadata.get("name") or f"{metadata['scaffold']} × {metadata['model']}"
     print(
-        f"Would send {payload.name} ({_size(payload.length)}, {payload.length:,} bytes) to {site}"
+        f"Would send {payload.name} ({human_size(payload.length)}, {payload.length:,} bytes) to {site}"
     )
     print(f"Experiment: {name}")
     for warning in contents.warnings:
@@ -469,242 +412,13 @@ def _levels_note(checked: dict[str, set[str]], data_dir: Path | None) -> str:
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------- sending
-
-
-def _state_file(site: str, payload: _Payload) -> Path:
-    from cli.site_api import cache_dir
-
-    key = hashlib.sha256(f"{site}\0{payload.fingerprint}".encode()).hexdigest()[:32]
-    return cache_dir() / "uploads" / f"{key}.json"
-
-
-def _load_state(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _save_state(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_suffix(".tmp")
-    temp.write_text(json.dumps(data), encoding="utf-8")
-    temp.replace(path)
-
-
-def _tus_error(error) -> tuple[int | None, str]:
-    from cli.site_api import error_text
-
-    status = getattr(error, "status_code", None)
-    body = getattr(error, "response_content", None) or b""
-    try:
-        text = json.loads(body).get("error", "") if body else ""
-    except (ValueError, AttributeError):
-        text = body.decode("utf-8", "replace")[:300] if isinstance(body, bytes) else str(body)
-    if not text and hasattr(error, "response"):
-        text = error_text(error.response)
-    return status, text or str(error)
-
-
-def _send(client, payload: _Payload, metadata: dict, args) -> str:
-    """Send the payload (continuing an earlier attempt when there is one); returns the
-    API address of the upload it became."""
-    from tusclient.client import TusClient
-    from tusclient.exceptions import TusCommunicationError, TusUploadFailed
-
-    state_path = _state_file(client.url, payload)
-    state = _load_state(state_path)
-    if state.get("upload"):
-        _say("Already sent (an earlier run of this command); following it.")
-        return state["upload"]
-    tus = TusClient(
-        client.absolute("/api/uploads/tus/"), headers={"Authorization": f"Token {client.token}"}
-    )
-    stream = payload.open()
-    uploader = None
-    try:
-        uploader = _uploader(tus, stream, payload, metadata, args, state.get("url"))
-        if state.get("url") != uploader.url:
-            _save_state(
-                state_path, {"url": uploader.url, "site": client.url, "length": payload.length}
-            )
-        if uploader.offset:
-            _say(
-                f"Continuing an interrupted upload at {_size(uploader.offset)} of {_size(payload.length)}."
-            )
-        headers = _send_pieces(uploader, payload, args, client)
-    except KeyboardInterrupt:
-        sent = uploader.offset if uploader is not None else 0
-        raise _Interrupted(_resume_hint(sent, payload.length)) from None
-    except (TusCommunicationError, TusUploadFailed) as error:
-        status, text = _tus_error(error)
-        if status in (401, 403):
-            from cli.site_api import refused_token_message
-
-            raise _Refused(refused_token_message(client.url)) from None
-        if status is None:
-            sent = uploader.offset if uploader is not None else 0
-            if uploader is None:
-                raise _Refused(
-                    f"could not reach {client.url}: {text}; check the address and try again"
-                ) from None
-            raise _Interrupted(
-                f"the connection to {client.url} dropped ({text}). {_resume_hint(sent, payload.length)}"
-            ) from None
-        raise _Refused(f"the site answered {status}: {text}") from None
-    finally:
-        stream.close()
-    upload = headers.get("mleboard-upload")
-    if not upload:
-        raise _Refused(
-            "the site took every byte but did not say which upload it became; is it an mleboard site?"
-        )
-    _save_state(state_path, {**_load_state(state_path), "upload": upload})
-    return upload
-
-
-def _resume_hint(sent: int, length: int) -> str:
-    share = f" ({100 * sent / length:.0f}%)" if length else ""
-    return f"{_size(sent)} of {_size(length)} sent{share}; run the same command again to continue from there."
-
-
-def _uploader(tus, stream, payload, metadata, args, url):
-    from tusclient.exceptions import TusCommunicationError
-    from tusclient.uploader import Uploader
-
-    options = dict(
-        file_stream=stream,
-        chunk_size=args.chunk_size * 1024 * 1024,
-        metadata={"filename": payload.name, "metadata": json.dumps(metadata)},
-        retries=args.retries,
-        retry_delay=5,
-    )
-    if url:
-        try:
-            return Uploader(client=tus, url=url, **options)
-        except TusCommunicationError as error:
-            status, _text = _tus_error(error)
-            if status is None:
-                raise
-            _say("The earlier upload is gone from the site (expired or cancelled): starting again.")
-    uploader = Uploader(client=tus, **options)
-    uploader.set_url(uploader.create_url())
-    uploader.offset = 0
-    return uploader
-
-
-def _send_pieces(uploader, payload, args, client) -> dict:
-    """PATCH pieces until every byte is on the site; returns the last answer's headers."""
-    from tusclient.exceptions import TusUploadFailed
-
-    bar = _Progress(payload.length, uploader.offset)
-    try:
-        while uploader.offset < payload.length:
-            try:
-                uploader.upload_chunk()
-            except TusUploadFailed as error:
-                status, text = _tus_error(error)
-                if status in (409, 423):  # not where we thought, or a cut-off piece still draining
-                    uploader.offset = _wait_for_offset(uploader)
-                    continue
-                if status == 410:
-                    raise _Refused(
-                        f"{text}. Run the command again to start a new upload."
-                    ) from None
-                raise
-            bar.update(uploader.offset)
-    finally:
-        bar.close()
-    headers = (
-        dict(getattr(uploader.request, "response_headers", {}) or {})
-        if getattr(uploader, "request", None)
-        else {}
-    )
-    if "mleboard-upload" not in headers:
-        headers = _head(uploader)
-    return headers
-
-
-def _head(uploader, attempts: int = 60) -> dict:
-    """The upload's headers, waiting while the site stores a complete one."""
-    import requests
-
-    for _ in range(attempts):
-        response = requests.head(uploader.url, headers=uploader.get_headers(), timeout=30)
-        headers = {k.lower(): v for k, v in response.headers.items()}
-        if response.status_code >= 400 or "mleboard-upload" in headers:
-            return headers
-        if int(headers.get("upload-offset", -1)) < int(headers.get("upload-length", 0)):
-            return headers
-        time.sleep(1)
-    return {}
-
-
-def _wait_for_offset(uploader, seconds: float = 120) -> int:
-    """The site's offset, once no other request is still writing the upload."""
-    from tusclient.exceptions import TusCommunicationError
-
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return uploader.get_offset()
-        except TusCommunicationError as error:
-            status, _ = _tus_error(error)
-            if status != 423 or time.monotonic() > deadline:
-                raise
-            time.sleep(1)
-
-
-class _Progress:
-    """Bytes sent, rate and time left: tqdm's bar on a terminal, a line every 10% else."""
-
-    def __init__(self, total: int, initial: int):
-        from tqdm import tqdm
-
-        self.total = total
-        self.last = initial
-        self.started = time.monotonic()
-        self.start_offset = initial
-        self.next_line = (initial * 10 // max(total, 1) + 1) * total // 10
-        self.bar = tqdm(
-            total=total,
-            initial=initial,
-            unit="B",
-            unit_scale=True,
-            unit_divisor=1024,
-            desc="Sending",
-            file=sys.stderr,
-            disable=None,
-            dynamic_ncols=True,
-        )
-        self.tty = not self.bar.disable
-
-    def update(self, offset: int) -> None:
-        if self.tty:
-            self.bar.update(offset - self.last)
-        elif offset >= self.next_line or offset == self.total:
-            elapsed = max(time.monotonic() - self.started, 1e-6)
-            rate = (offset - self.start_offset) / elapsed
-            left = (self.total - offset) / rate if rate else 0
-            _say(
-                f"Sending: {100 * offset / self.total:3.0f}%  {_size(offset)} of {_size(self.total)}  {_size(rate)}/s  {left:.0f} s left"
-            )
-            self.next_line = (offset * 10 // self.total + 1) * self.total // 10
-        self.last = offset
-
-    def close(self) -> None:
-        self.bar.close()
-
-
 # ---------------------------------------------------------------- following grading
 
 
 def _follow(client, upload_path: str, page: str, poll: float = 2.0) -> int:
     from cli.site_api import SiteError
 
-    _say(f"Sent. Following grading at {page}")
+    say(f"Sent. Following grading at {page}")
     last = None
     try:
         while True:
@@ -717,7 +431,7 @@ def _follow(client, upload_path: str, page: str, poll: float = 2.0) -> int:
                 progress["runs_total"],
             )
             if line != last:
-                _say(
+                say(
                     f"Grading: {progress['status']}: {progress['runs_graded']} of {progress['runs_total']} runs graded, {progress['runs_failed']} failed, {progress['runs_invalid']} invalid"
                 )
                 last = line
@@ -726,24 +440,24 @@ def _follow(client, upload_path: str, page: str, poll: float = 2.0) -> int:
             time.sleep(poll)
     except SiteError as error:
         if error.unreachable:
-            raise _Interrupted(
+            raise Interrupted(
                 f"{error}. The upload is complete; run the same command again to follow its grading."
             ) from None
         raise
     except KeyboardInterrupt:
-        raise _Interrupted(
+        raise Interrupted(
             "stopped following; the site grades on. Run the same command again to follow it."
         ) from None
     for warning in progress.get("warnings") or []:
-        _say(f"  note: {warning}")
+        say(f"  note: {warning}")
     if progress["status"] == "failed" and not progress.get("experiment"):
-        raise _Refused(f"the site refused the upload: {progress.get('error')}")
+        raise Refused(f"the site refused the upload: {progress.get('error')}")
     for failure in progress.get("failures") or []:
-        _say(
+        say(
             f"  failed to grade: {failure.get('competition_id')} seed {failure.get('seed')}: {failure.get('reason')}"
         )
     for invalid in (progress.get("invalid_submissions") or [])[:20]:
-        _say(
+        say(
             f"  invalid submission: {invalid.get('competition_id')} seed {invalid.get('seed')}: {invalid.get('reason')}"
         )
     experiment = progress.get("experiment")

@@ -1,4 +1,4 @@
-"""Helpers of ``perf/drill.py``: upload archives in MLE-bench's run-group layout and a
+"""Helpers of the drill: upload archives in MLE-bench's run-group layout and a
 multipart/form-data body for ``POST /api/uploads/``.
 
 An archive holds one folder per seed, ``2024-10-0{k}_run-group_drill/``, with
