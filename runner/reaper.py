@@ -55,8 +55,10 @@ def reap_expired(
     now = time.time() if now is None else now
     grace = env(KILL_GRACE_ENV) if grace_s is None else grace_s
     removed = []
-    for container in client.containers.list(all=True, filters=own_containers_filter()):
-        labels = container.labels or {}
+    # Sparse: read from the list alone, so a container removed meanwhile (by its own
+    # watchdog, another reaper) is not an error of the whole reap.
+    for container in client.containers.list(all=True, sparse=True, filters=own_containers_filter()):
+        labels = container.attrs.get("Labels") or {}
         status = container.status
         why = ""
         kill_after = _label_time(labels, LABEL_KILL_AFTER)
@@ -74,7 +76,8 @@ def reap_expired(
                 why = "created but never started"
         if not why:
             continue
-        removed.append({"name": container.name, "status": status, "reason": why})
+        name = container.name or (container.attrs.get("Names") or [""])[0].lstrip("/")
+        removed.append({"name": name, "status": status, "reason": why})
         if not dry_run:
             with contextlib.suppress(docker.errors.NotFound):
                 remove_container(container)
