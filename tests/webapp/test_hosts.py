@@ -480,7 +480,11 @@ def test_a_host_the_database_cannot_take_yet_registers_from_its_heartbeat(settin
     heart = hosts.start(queues=["runs.cpu"], slots=1)
     try:
         assert refused and not RunHost.objects.filter(name="late-host").exists()
-        host = wait_for(lambda: RunHost.objects.filter(name="late-host").first(), timeout=30)
+        # The heart holds its boot once its registration returned (the row is there a
+        # moment before).
+        host = wait_for(
+            lambda: heart.boot and RunHost.objects.filter(name="late-host").first(), timeout=30
+        )
         assert host.state == RunHost.State.UP and host.boot == heart.boot
         assert host.queues == ["runs.cpu"] and host.slots == 1
     finally:
