@@ -13,6 +13,7 @@ from webapp import figures
 from webapp.competitions.models import Competition, PrivateLeaderboard
 from webapp.competitions.services import catalogue_sync
 from webapp.core.formatting import format_score, shown_interval
+from webapp.figures import competition as competition_figures
 from webapp.results.models import Experiment, GradeReport
 
 # The agent-run fixtures (site, runner_user, agent_dirs), used by their names.
@@ -165,9 +166,12 @@ def test_histogram_threshold_labels_never_overlap(thresholds):
     for i, (x1, shift1, _) in enumerate(labels):
         for x2, shift2, _ in labels[i + 1 :]:
             # Same row: far enough apart; otherwise a whole label height apart.
-            assert abs(x1 - x2) >= figures.LABEL_MIN_GAP * span or abs(shift1 - shift2) >= 17
+            assert (
+                abs(x1 - x2) >= competition_figures.LABEL_MIN_GAP * span
+                or abs(shift1 - shift2) >= 17
+            )
     rows = len({shift for _, shift, _ in labels})
-    assert figure["layout"]["margin"]["t"] >= 30 + figures.LABEL_ROW_PX * (rows - 1)
+    assert figure["layout"]["margin"]["t"] >= 30 + competition_figures.LABEL_ROW_PX * (rows - 1)
     if thresholds["gold"] - thresholds["median"] > 0.5:
         assert rows == 1  # far apart: one row, no wasted space
     hover = [a["hovertext"] for a in figure["layout"]["annotations"]]
