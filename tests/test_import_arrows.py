@@ -57,11 +57,24 @@ def _imported_modules(path: Path, *, names: bool = False) -> set[str]:
                 module = ".".join([*base, node.module] if node.module else base)
             else:
                 module = node.module or ""
-            if module:
+            if not module:
+                continue
+            submodules = {
+                f"{module}.{alias.name}"
+                for alias in node.names
+                if names and _is_module(f"{module}.{alias.name}")
+            }
+            found |= submodules
+            # ``from package import submodule`` depends on the submodule (and only as any
+            # import does, on its package's __init__).
+            if len(submodules) < len(node.names):
                 found.add(module)
-                if names:
-                    found.update(f"{module}.{alias.name}" for alias in node.names)
     return found
+
+
+def _is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def _source_files():

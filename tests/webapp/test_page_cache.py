@@ -1,4 +1,4 @@
-"""The anonymous page cache (webapp/edge/page_cache.py): hits, conditional GET, and pages that
+"""The anonymous page cache (webapp/edge/page_cache/): hits, conditional GET, and pages that
 change the moment a report is graded, an experiment published or the curation edited;
 never a signed-in view (webapp.edge.viewer_pages has those), a token request or a CSRF token
 from the cache."""
@@ -11,6 +11,7 @@ from django.urls import reverse
 from webapp.competitions.models import Competition, KnownIssue
 from webapp.competitions.services import catalogue_sync
 from webapp.edge import page_cache
+from webapp.edge.page_cache import versions as page_cache_versions
 from webapp.results.models import Experiment, GradeReport
 from webapp.results.services import agent_get_or_create
 
@@ -280,7 +281,9 @@ def test_a_change_recorded_by_another_process_shows_at_once(imported):
     Experiment.objects.filter(name="aide-o1").update(name="renamed-elsewhere")
     # What a grading worker's changed() leaves: a new version in the shared cache (this
     # process's copies of recent pages count only under the version they were made in).
-    page_cache._version_cache().set(page_cache.VERSION_KEY, "another-process", timeout=None)
+    page_cache_versions._version_cache().set(
+        page_cache_versions.VERSION_KEY, "another-process", timeout=None
+    )
     response = client.get("/api/leaderboard/")
     assert state(response) == "miss" and b"renamed-elsewhere" in response.content
     assert state(client.get("/api/leaderboard/")) == "hit"

@@ -1,4 +1,4 @@
-"""The page cache's bounds (webapp/edge/page_cache.py, webapp/edge/page_cache_routes.py): canonical
+"""The page cache's bounds (webapp/edge/page_cache/, webapp/edge/page_cache/routes.py): canonical
 keys (unknown parameters, parameter order and Accept variants make no new entries, and
 every parameter a public view reads is declared), scoped invalidation (private work
 re-renders no public page; a public experiment's change re-renders the listings and its own
@@ -16,7 +16,10 @@ from django.http import QueryDict
 from django.test import Client
 
 from tests.polling import wait_until
-from webapp.edge import page_cache, page_cache_routes
+from webapp.edge import page_cache
+from webapp.edge.page_cache import routes as page_cache_routes
+from webapp.edge.page_cache import store as page_cache_store
+from webapp.edge.page_cache import versions as page_cache_versions
 from webapp.results.grading.aggregates import experiment_aggregate_refresh
 from webapp.results.models import Experiment
 from webapp.results.services import agent_get_or_create
@@ -93,7 +96,7 @@ def test_distinct_junk_addresses_store_one_page(imported):
     client.get("/competitions/")
     for i in range(200):
         assert state(client.get(f"/competitions/?utm_campaign={i}&ref={i * 7}")) == "hit"
-    assert len(page_cache._recent.entries) == 1
+    assert len(page_cache_store._recent.entries) == 1
 
 
 class _Recording(QueryDict):
@@ -155,7 +158,7 @@ def test_an_address_keeps_a_bounded_number_of_variants(imported):
     client = Client()
     for i in range(page_cache.VARIANTS_MAX + 40):
         assert client.get(f"/competitions/?q=search-{i}").status_code == 200
-    variants = page_cache._recent.groups["/competitions/"]
+    variants = page_cache_store._recent.groups["/competitions/"]
     assert len(variants) == page_cache.VARIANTS_MAX
     # The most recent are kept, the oldest went.
     assert state(client.get(f"/competitions/?q=search-{page_cache.VARIANTS_MAX + 39}")) == "hit"
@@ -305,7 +308,7 @@ def test_the_site_bounds_the_pages_redis(imported, settings, private_redis, monk
         },
     }
     settings.MLEBOARD_CACHE_MAX_BYTES = 32 * 1024**2
-    monkeypatch.setattr(page_cache, "_bounded_checked", False)
+    monkeypatch.setattr(page_cache_versions, "_bounded_checked", False)
     page_cache.clear()
     browser = Client()
     assert state(browser.get("/api/leaderboard/")) == "miss"
@@ -313,7 +316,7 @@ def test_the_site_bounds_the_pages_redis(imported, settings, private_redis, monk
     assert client.config_get("maxmemory-policy")["maxmemory-policy"] == "allkeys-lru"
     # Pages and versions are in it, and served from it to another process (no copies).
     assert client.dbsize() >= 3
-    page_cache._recent.clear()
+    page_cache_store._recent.clear()
     assert state(browser.get("/api/leaderboard/?utm=1")) == "hit"
     # One address keeps at most VARIANTS_MAX copies there too.
     before = client.dbsize()
@@ -321,7 +324,7 @@ def test_the_site_bounds_the_pages_redis(imported, settings, private_redis, monk
         browser.get(f"/api/competitions/?q=search-{i}")
     pages = [key for key in client.keys("*mleboard:page:*")]
     assert len(pages) <= page_cache.VARIANTS_MAX + before
-    page_cache._recent.clear()
+    page_cache_store._recent.clear()
     newest = f"/api/competitions/?q=search-{page_cache.VARIANTS_MAX + 29}"
     assert state(browser.get(newest)) == "hit"
     assert state(browser.get("/api/competitions/?q=search-0")) == "miss"

@@ -38,7 +38,8 @@ from tests.webapp import integrity_cases as cases
 from tests.webapp.run_page_fixtures import agent_run_with_output
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
-from webapp.edge import page_cache, page_cache_routes
+from webapp.edge import page_cache
+from webapp.edge.page_cache import routes as page_cache_routes
 from webapp.integrity import services
 from webapp.integrity.models import ReferenceCorpus, ReferenceFile, RunCheck
 from webapp.integrity.references import read_references_zip

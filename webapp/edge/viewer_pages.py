@@ -55,7 +55,7 @@ from django.utils.crypto import constant_time_compare
 
 from webapp.core import visibility
 from webapp.edge import page_cache
-from webapp.edge import page_cache_routes as routes
+from webapp.edge.page_cache import routes
 
 log = logging.getLogger(__name__)
 
@@ -533,14 +533,14 @@ class ViewerPageMiddleware:
                 return self.get_response(request)
             key = f"{page_cache.canonicalize(request, found)}:viewer:{viewer.kind.name}"
             group = f"{request.path_info}:viewer:{viewer.kind.name}"
-            entry = page_cache._stored(key, versions, group)
+            entry = page_cache.stored(key, versions, group)
         except Exception:
             log.exception("viewer pages: unavailable, rendering")
             return self.get_response(request)
         if _valid(entry) and entry[0] == versions:
             return _respond(request, viewer, entry, "viewer-hit", started)
         response = self.get_response(request)
-        if not page_cache._storable(request, response, token_used=True):
+        if not page_cache.storable(request, response, token_used=True):
             return response
         parts = split(response.content.decode(response.charset or "utf-8", "replace"))
         if parts is None:
@@ -548,13 +548,13 @@ class ViewerPageMiddleware:
         headers = [
             (header, value)
             for header, value in response.items()
-            if header.lower() not in page_cache._SKIPPED_HEADERS
+            if header.lower() not in page_cache.SKIPPED_HEADERS
             and header.lower() not in ("vary", "x-page-cache")
         ]
         entry = _entry(versions, headers, parts)
         try:
             if _still_of_its_class(found, user_id, viewer, read):
-                page_cache._store(key, entry, group)
+                page_cache.keep(key, entry, group)
         except Exception:
             log.exception("viewer pages: could not store %s", request.path_info)
         return _respond(request, viewer, entry, "viewer-miss", started)

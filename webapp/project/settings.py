@@ -96,7 +96,7 @@ MIDDLEWARE = [
     # A chunked body is a 400 asking for a Content-Length: Django would read it as empty.
     "webapp.core.bad_input.RejectChunkedBodyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Anonymous views of the public pages served whole from the cache (webapp/edge/page_cache.py).
+    # Anonymous views of the public pages served whole from the cache (webapp/edge/page_cache/).
     "webapp.edge.page_cache.PageCacheMiddleware",
     # The database away: 503 with Retry-After (webapp/edge/outage.py; handler500 too).
     "webapp.edge.outage.DatabaseOutageMiddleware",
@@ -197,9 +197,9 @@ else:
             "LOCATION": str(VAR_DIR / "cache"),
         }
     }
-# Whole public pages for anonymous visitors (webapp/edge/page_cache.py): in a Redis of their own
+# Whole public pages for anonymous visitors (webapp/edge/page_cache/): in a Redis of their own
 # (MLEBOARD_CACHE_URL), bounded and evicting least recently used pages, shared by every web
-# process and host; otherwise each process keeps at most page_cache.RECENT_MAX_BYTES.
+# process and host; otherwise each process keeps at most page_cache.store.RECENT_MAX_BYTES.
 # Never the broker's or the throttles' Redis: allkeys-lru there would evict their keys.
 MLEBOARD_PAGE_CACHE = env("MLEBOARD_PAGE_CACHE")
 MLEBOARD_CACHE_MAX_BYTES = env("MLEBOARD_CACHE_MAX_BYTES")
