@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         experiment = Experiment.objects.create(
             name=f"stop bench {round_}",
             owner=owner,
-            source=Experiment.Source.VERIFIED,
+            source=Experiment.Source.GRADED,
             agent=agent_get_or_create("stop-bench", "none"),
         )
         run = Run.objects.create(

@@ -24,7 +24,7 @@ def published(page):
         defaults={"runs_checked": 8, "runs_flagged": 2, "runs_disqualified": 1},
     )
     Experiment.objects.filter(pk=best.pk).update(
-        source=Experiment.Source.VERIFIED, grading_reports_available=None
+        source=Experiment.Source.GRADED, grading_reports_available=None
     )
     page.set_viewport_size({"width": 1280, "height": 800})
     return best, worst

@@ -60,7 +60,7 @@ def make_runs(n: int, gpus: int = 0, owner=None) -> list[AgentRun]:
     experiment = Experiment.objects.create(
         name="hosts test",
         owner=owner,
-        source=Experiment.Source.VERIFIED,
+        source=Experiment.Source.GRADED,
         agent=agent_get_or_create("dummy", "none"),
     )
     launch = Launch.objects.create(

@@ -63,7 +63,7 @@ def run(django_user_model):
     experiment = Experiment.objects.create(
         name="lifecycle",
         owner=django_user_model.objects.create_user("lea", password="pw-lea-12345"),
-        source=Experiment.Source.VERIFIED,
+        source=Experiment.Source.GRADED,
         agent=agent_get_or_create("s", "m"),
     )
     return Run.objects.create(

@@ -297,7 +297,7 @@ def _one_run(demo, user) -> Run:
     experiment = Experiment.objects.create(
         name="sweep test",
         owner=user,
-        source=Experiment.Source.VERIFIED,
+        source=Experiment.Source.GRADED,
         agent=agent_get_or_create("s", "m"),
     )
     competition = Competition.objects.get(slug="demo-wine")

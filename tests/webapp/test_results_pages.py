@@ -151,7 +151,7 @@ def test_regrade_keeps_the_old_report_and_records_the_grader_version(tmp_path, s
     build = build_demo(settings.MLEBOARD_DATA_DIR, seeds=1, competitions=("demo-wine",))
     catalogue_sync()
     experiment = Experiment.objects.create(
-        name="e", agent=agent_get_or_create("s", "m"), source=Experiment.Source.VERIFIED
+        name="e", agent=agent_get_or_create("s", "m"), source=Experiment.Source.GRADED
     )
     run = Run.objects.create(
         experiment=experiment,

@@ -204,7 +204,7 @@ def _runs_to_grade(n: int) -> list[Run]:
     experiment = Experiment.objects.create(
         name="supervised",
         owner=owner,
-        source=Experiment.Source.VERIFIED,
+        source=Experiment.Source.GRADED,
         agent=agent_get_or_create("s", "m"),
     )
     wine = Competition.objects.get(slug="demo-wine")

@@ -159,7 +159,7 @@ def test_run_groups_become_an_experiment_with_no_submission_runs(api, media):
     upload = Upload.objects.get(pk=body["id"])
     assert upload.status == Upload.Status.PROCESSING and upload.kind == "run_groups"
     experiment = upload.experiment
-    assert experiment.source == Experiment.Source.VERIFIED and not experiment.is_published
+    assert experiment.source == Experiment.Source.GRADED and not experiment.is_published
     assert experiment.hardware == "1xA10" and experiment.internet_access is False
     runs = Run.objects.filter(experiment=experiment)
     assert runs.count() == 4

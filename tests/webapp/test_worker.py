@@ -114,7 +114,7 @@ def test_worker_killed_mid_grading_ends_with_exactly_one_report(
     experiment = Experiment.objects.create(
         name="kill test",
         owner=user,
-        source=Experiment.Source.VERIFIED,
+        source=Experiment.Source.GRADED,
         agent=agent_get_or_create("s", "m"),
     )
     run = Run.objects.create(

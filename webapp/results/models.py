@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from benchmark import provenance
 from webapp.work import Dispatched
 
 
@@ -55,12 +56,14 @@ class Experiment(models.Model):
     """A set of run groups (one per seed) of one agent, reported together."""
 
     class Source(models.TextChoices):
-        VERIFIED = "verified", "Verified (graded here)"
-        REPORTED = "reported", "Reported (imported reports)"
-        REFERENCE = "reference", "Synthetic reference (demo)"
+        # Its provenance (benchmark.provenance): the words, labels and aliases are there.
+        REPRODUCED = provenance.REPRODUCED, "Reproduced (run by this site)"
+        GRADED = provenance.GRADED, "Graded (submissions graded here)"
+        REPORTED = provenance.REPORTED, "Reported (imported reports or figures)"
+        REFERENCE = provenance.REFERENCE, "Synthetic reference (demo)"
 
     # Sources whose runs were graded by this site: their grading reports exist here.
-    GRADED_HERE = frozenset({Source.VERIFIED, Source.REFERENCE})
+    GRADED_HERE = provenance.GRADED_HERE
 
     agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="experiments")
     name = models.CharField(max_length=200)
@@ -71,7 +74,8 @@ class Experiment(models.Model):
         on_delete=models.SET_NULL,
         related_name="experiments",
     )
-    source = models.CharField(max_length=20, choices=Source.choices, default=Source.VERIFIED)
+    # Its provenance: reproduced, graded, reported or reference.
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.GRADED)
     is_published = models.BooleanField(default=False, help_text="Shown on the public leaderboard.")
     hardware = models.CharField(max_length=200, blank=True)
     runtime_hours = models.FloatField(null=True, blank=True)

@@ -122,7 +122,7 @@ class LaunchStatusOutput(serializers.Serializer):
     agent = serializers.CharField()
     backend = serializers.CharField()
     experiment = serializers.IntegerField(
-        allow_null=True, help_text="the verified experiment its results go to"
+        allow_null=True, help_text="the reproduced experiment its results go to"
     )
     counts = serializers.DictField(
         child=serializers.IntegerField(), help_text="its runs, by status"

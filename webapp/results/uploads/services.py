@@ -379,7 +379,7 @@ def _experiment_from(upload: Upload, contents) -> Experiment:
     experiment = Experiment.objects.create(
         name=name,
         agent=agent,
-        source=Experiment.Source.VERIFIED,
+        source=Experiment.Source.GRADED,
         owner=upload.owner,
         llm_usage=meta.get("usage"),
         **fields,
@@ -421,10 +421,10 @@ def upload_finish_if_done(experiment_id: int) -> bool:
 
 
 def experiment_regrade(experiment: Experiment) -> int:
-    """Queue every run of a verified experiment for grading again (after a grader fix).
+    """Queue every run of an experiment graded here for grading again (after a grader fix).
     Each new report records its grader version; earlier reports stay, not current."""
 
-    if experiment.source != Experiment.Source.VERIFIED:
+    if experiment.source not in (Experiment.Source.GRADED, Experiment.Source.REPRODUCED):
         raise ValueError(
             "only experiments graded here can be re-graded; reported ones are kept as reported"
         )

@@ -227,7 +227,7 @@ def _finish_without_running(
 ) -> AgentRun:
     """End a run the harness never started (while ``token`` holds it, when given). It is
     not handed to grading: a refusal is not the agent's doing, and a "no submission"
-    would count as a 0% result of a verified experiment."""
+    would count as a 0% result of a reproduced experiment."""
     if not work.finish(
         agent_runs(), run.pk, status, token=token, message=message, finished_at=timezone.now()
     ):

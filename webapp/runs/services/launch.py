@@ -44,7 +44,7 @@ def launch_create(
     obfuscated_descriptions: bool = False,
     knowledge_cutoff: dt.date | None = None,
 ) -> Launch:
-    """Create a launch, its verified experiment and one queued AgentRun per
+    """Create a launch, its reproduced experiment and one queued AgentRun per
     (competition, seed); the runs are dispatched on the ``runs`` queue after commit.
     Raises LaunchRefused with a message a person can act on."""
     try:
@@ -85,7 +85,7 @@ def launch_create(
         experiment = Experiment.objects.create(
             name=f"{agent.name} run {timezone.now():%Y-%m-%d %H:%M}",
             agent=agent_get_or_create(agent.name, _model_label(agent)),
-            source=Experiment.Source.VERIFIED,
+            source=Experiment.Source.REPRODUCED,
             owner=owner,
             hardware=_hardware(cpus, memory_bytes, gpus),
             runtime_hours=(time_limit_s / 3600) if time_limit_s else None,
