@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import yaml
+
 CANONICAL = "canonical"
 BEYOND = "beyond"
 UNDISCLOSED = "undisclosed"
@@ -398,3 +400,33 @@ def models_from_published(llm: str) -> list[str] | None:
     if found:
         return [m.strip() for m in found.group(1).split(",") if m.strip()]
     return [m.strip() for m in re.split(r"\s\+\s", text) if m.strip()]
+
+
+# A disclosure file (``disclosure.yaml`` or ``.json``) is a few lines; larger is not one.
+MAX_FILE_BYTES = 64 * 1024
+FILE_NAMES = ("disclosure.yaml", "disclosure.yml", "disclosure.json")
+
+
+def read_file(data: bytes, name: str) -> dict[str, object]:
+    """The disclosure a file holds (YAML, of which JSON is a part), checked through
+    ``parse``; ``DisclosureError`` says what is wrong, naming the file."""
+    if len(data) > MAX_FILE_BYTES:
+        raise DisclosureError(
+            {name: f"is {len(data):,} bytes; a disclosure file is at most {MAX_FILE_BYTES:,}"}
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DisclosureError({name: "is not UTF-8 text"}) from None
+    try:
+        loaded = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        at = f" (line {where.line + 1})" if where is not None else ""
+        raise DisclosureError({name: f"is not valid YAML or JSON{at}"}) from None
+    if not isinstance(loaded, Mapping):
+        raise DisclosureError({name: "must hold field: value lines, e.g. gpus: 1"})
+    try:
+        return parse(loaded)
+    except DisclosureError as error:
+        raise DisclosureError({f"{name}: {k}": v for k, v in error.errors.items()}) from None

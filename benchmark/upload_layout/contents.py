@@ -7,7 +7,7 @@ competition a run folder (or any name) belongs to.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmark.reports import CompetitionReport
@@ -51,6 +51,9 @@ class UploadContents:
     runs: tuple[SubmittedRun, ...] = ()  # for run_groups and jsonl
     reported: tuple[ReportedGroup, ...] = ()  # for reports
     warnings: tuple[str, ...] = ()
+    # The conditions the archive discloses (its ``disclosure.yaml``), read through
+    # ``benchmark.disclosure``; empty when it has none.
+    disclosure: dict = field(default_factory=dict)
 
 
 def competition_of(folder_name: str, known_competitions: Iterable[str]) -> str | None:

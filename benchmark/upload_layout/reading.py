@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from benchmark import disclosure
 from benchmark.upload_layout.contents import JSONL, REPORTS, RUN_GROUPS, UploadContents
 from benchmark.upload_layout.report_files import is_grading_report, read_reports
 from benchmark.upload_layout.run_groups import find_run_groups, read_run_groups
@@ -125,7 +126,12 @@ def read_upload(
         _refuse_duplicates(
             (r.competition_id, g.seed, f"{g.run_group}") for g in reported for r in g.reports
         )
-        return UploadContents(REPORTS, reported=tuple(reported), warnings=tuple(warnings))
+        return UploadContents(
+            REPORTS,
+            reported=tuple(reported),
+            warnings=tuple(warnings),
+            disclosure=read_disclosure(tree, loose),
+        )
     else:
         _refuse_run_folders_without_metadata(tree)
         raise UploadLayoutError(
@@ -137,4 +143,26 @@ def read_upload(
     if unknown:
         _refuse_unknown(unknown)
     _refuse_duplicates((r.competition_id, r.seed, f"{r.run_group}/{r.run_name}") for r in runs)
-    return UploadContents(kind, runs=tuple(runs), warnings=tuple(warnings))
+    return UploadContents(
+        kind, runs=tuple(runs), warnings=tuple(warnings), disclosure=read_disclosure(tree, loose)
+    )
+
+
+def read_disclosure(tree: UploadTree, loose: list[str]) -> dict:
+    """The archive's disclosure file (``disclosure.yaml``, ``.yml`` or ``.json``, outside
+    the run folders), checked; {} when there is none. Two are refused: which one counts
+    would be a guess."""
+    found = [rel for rel in loose if rel.rsplit("/", 1)[-1].lower() in disclosure.FILE_NAMES]
+    if not found:
+        return {}
+    if len(found) > 1:
+        raise UploadLayoutError(
+            f"the upload holds {len(found)} disclosure files ({name_some(found)}); keep one"
+        )
+    path = tree.path(found[0])
+    with path.open("rb") as handle:
+        data = handle.read(disclosure.MAX_FILE_BYTES + 1)
+    try:
+        return disclosure.read_file(data, found[0])
+    except disclosure.DisclosureError as error:
+        raise UploadLayoutError(f"the conditions it discloses are not valid: {error}") from None

@@ -3,6 +3,7 @@
 
     mleboard submit PATH [PATH ...] [--site URL] [--token T]
                     [--metadata FILE | --scaffold S --model M] [--name N]
+                    [--disclosure FILE.yaml] [--gpus N --vcpus N --hours H ...]
                     [--no-wait] [--dry-run] [--data-dir DIR]
 
 PATH is one or more run-group folders (as MLE-bench's ``run_agent.py`` writes them), one
@@ -25,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmark import disclosure
 from cli.submit.transfer import (
     Interrupted,
     Payload,
@@ -68,6 +70,19 @@ def register(subparsers) -> None:
     meta.add_argument("--scaffold", help="the agent's scaffold, e.g. aide")
     meta.add_argument("--model", help="the model behind it, e.g. o1-preview")
     submit.add_argument("--name", help="a name for the experiment")
+    conditions = submit.add_argument_group(
+        "the conditions the runs had (optional; publishing needs them all)"
+    )
+    conditions.add_argument(
+        "--disclosure",
+        type=Path,
+        metavar="FILE",
+        help="a YAML (or JSON) file of the fields below, e.g. `gpus: 1`; flags override it",
+    )
+    for f in disclosure.FIELDS:
+        conditions.add_argument(
+            "--" + f.name.replace("_", "-"), dest=f"disclose_{f.name}", metavar="V", help=f.help
+        )
     submit.add_argument(
         "--no-wait",
         action="store_true",
@@ -187,7 +202,36 @@ def _metadata(args) -> dict:
     missing = [k for k in ("scaffold", "model") if not str(data.get(k) or "").strip()]
     if missing:
         raise Usage(f"the metadata needs {' and '.join(missing)}")
+    disclosed = _disclosed(args, data.get("disclosure") or {})
+    if disclosed:
+        data["disclosure"] = disclosed
     return data
+
+
+def _disclosed(args, from_metadata: dict) -> dict:
+    """The conditions, checked here as the site checks them: the metadata file's, then
+    ``--disclosure FILE``'s, then each flag's (the last said wins)."""
+    values = {}
+    try:
+        if from_metadata:
+            values.update(disclosure.parse(from_metadata))
+        if args.disclosure:
+            try:
+                data = args.disclosure.read_bytes()
+            except OSError as error:
+                raise Usage(
+                    f"cannot read --disclosure {args.disclosure}: {error.strerror}"
+                ) from None
+            values.update(disclosure.read_file(data, str(args.disclosure)))
+        flags = {
+            f.name: getattr(args, f"disclose_{f.name}")
+            for f in disclosure.FIELDS
+            if getattr(args, f"disclose_{f.name}", None) is not None
+        }
+        values.update(disclosure.parse(flags))
+    except disclosure.DisclosureError as error:
+        raise Usage(f"the conditions are not valid: {error}") from None
+    return values
 
 
 def _submit(args) -> int:
@@ -271,12 +315,26 @@ def _dry_run(payload: Payload, contents, metadata: dict, site: str, args) -> int
         return _dry_run_report(payload, contents, metadata, site, data_dir)
 
 
+def _conditions_line(values: dict) -> str:
+    """E.g. "Conditions: beyond (2 GPUs); not disclosed: RAM; publishing needs: RAM"."""
+    found = disclosure.comparability(values)
+    line = f"Conditions: {found.cls}"
+    if found.reasons:
+        line += f" ({', '.join(found.reasons)})"
+    if found.undisclosed:
+        line += f"; not disclosed: {', '.join(found.undisclosed)}"
+    if lacking := disclosure.missing(values):
+        line += f"; publishing needs: {', '.join(disclosure.labels(lacking))}"
+    return line
+
+
 def _dry_run_report(payload: Payload, contents, metadata: dict, site: str, data_dir) -> int:
     name = metadata.get("name") or f"{metadata['scaffold']} × {metadata['model']}"
     print(
         f"Would send {payload.name} ({human_size(payload.length)}, {payload.length:,} bytes) to {site}"
     )
     print(f"Experiment: {name}")
+    print(_conditions_line({**contents.disclosure, **(metadata.get("disclosure") or {})}))
     for warning in contents.warnings:
         print(f"  note: {warning}")
     if contents.kind == "reports":

@@ -37,12 +37,17 @@
 
   function metadata() {
     var data = new FormData(form), meta = {};
-    ["scaffold", "model", "agent_version", "name", "hardware", "source_url"].forEach(function (k) {
+    ["scaffold", "model", "agent_version", "name", "hardware"].forEach(function (k) {
       var v = (data.get(k) || "").trim(); if (v) meta[k] = v;
     });
-    var hours = (data.get("runtime_hours") || "").trim();
-    if (hours) meta.runtime_hours = Number(hours);
-    ["internet_access", "test_feedback"].forEach(function (k) {
+    // The conditions, as typed: the server reads them with the form's own rules.
+    var disclosed = {};
+    data.forEach(function (value, key) {
+      var v = typeof value === "string" ? value.trim() : "";
+      if (key.indexOf("disclosure-") === 0 && v) disclosed[key.slice(11)] = v;
+    });
+    if (Object.keys(disclosed).length) meta.disclosure = disclosed;
+    ["test_feedback"].forEach(function (k) {
       var v = data.get(k); if (v === "true" || v === "false") meta[k] = v === "true";
     });
     if (data.get("obfuscated_descriptions")) meta.obfuscated_descriptions = true;

@@ -69,3 +69,19 @@ def import_runs(root: Path, experiments: dict[str, int], split: str = "low", see
         publish=True,
     )
     return runs
+
+
+# Every condition of benchmark.disclosure.FIELDS, within MLE-bench's recommended setup.
+FULL_DISCLOSURE = {
+    "gpus": 1,
+    "gpu_model": "A10 24GB",
+    "vcpus": 36,
+    "ram_gib": 440.0,
+    "hours": 24.0,
+    "models": ["gpt-4o"],
+    "internet": False,
+    "test_labels": False,
+    "seeds": 3,
+    "selection": "pass@1",
+    "source_url": "https://example.org/agent",
+}

@@ -46,7 +46,7 @@ def test_upload_form_and_live_progress(
     page.set_input_files("input[name=archive]", str(archive))
     page.fill("input[name=scaffold]", "reference")
     page.fill("input[name=model]", "none")
-    page.select_option("select[name=internet_access]", "false")
+    page.select_option("select[name=disclosure-internet]", "no")
     shot(page, "upload-form")
     page.click("#upload-form button[type=submit]")
     page.wait_for_url(re.compile(r".*/uploads/\d+/$"), timeout=120000)

@@ -43,7 +43,7 @@ def test_only_references_are_still_unranked(client, board):
 
 def test_the_csv_ranks_only_the_agents(client, board):
     rows = list(csv.DictReader(io.StringIO(client.get("/", {"format": "csv"}).content.decode())))
-    references = [r for r in rows if r["source"] == "reference"]
+    references = [r for r in rows if r["provenance"] == "reference"]
     assert len(references) == 3 and rows[-3:] == references
     assert {r["rank"] for r in references} == {""}
     assert Experiment.objects.count() == len(rows)

@@ -11,12 +11,14 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from tests.webapp import integrity_cases as cases
+from tests.webapp.factories import FULL_DISCLOSURE
 from tests.webapp.test_integrity import COMPETITION, graded_upload
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
 from webapp.core import roles
 from webapp.integrity import services
 from webapp.integrity.models import RunCheck
+from webapp.results.disclosure import disclosure_update
 from webapp.results.models import Experiment, Run
 from webapp.runs.models import AgentRun, Launch
 
@@ -191,11 +193,13 @@ def test_owners_cancel_their_own_runs(queued_agent_run, alice):
 # ---------------------------------------------------------------- publishing, the admin
 
 
-def _admin_action(client, model: str, action: str, ids) -> None:
-    client.post(
+def _admin_action(client, model: str, action: str, ids) -> str:
+    """The page the action answers with (its messages)."""
+    return client.post(
         f"/admin/results/{model}/",
         {"action": action, "_selected_action": [str(i) for i in ids], "index": 0},
-    )
+        follow=True,
+    ).content.decode()
 
 
 def test_publishing_takes_the_permission_not_the_staff_flag(alice, django_user_model):
@@ -220,6 +224,11 @@ def test_publishing_takes_the_permission_not_the_staff_flag(alice, django_user_m
     admin_operator.groups.add(Group.objects.get(name=roles.OPERATORS))
     client = client_for(admin_operator)
     assert 'value="publish"' in client.get("/admin/results/experiment/").content.decode()
+    # Not before its conditions are stated: the refusal names what is missing.
+    refused = _admin_action(client, "experiment", "publish", [experiment.pk])
+    assert "Not published" in refused and "vCPUs" in refused
+    assert Experiment.objects.get(pk=experiment.pk).is_published is False
+    disclosure_update(experiment, FULL_DISCLOSURE)
     _admin_action(client, "experiment", "publish", [experiment.pk])
     assert Experiment.objects.get(pk=experiment.pk).is_published is True
 

@@ -195,7 +195,7 @@ def test_leaderboard_has_one_agent_cell_and_folds_the_flags(client, imported):
     head = re.search(r"<thead>.*?</thead>", html, re.S).group(0)
     headers = [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<th[^>]*>.*?</th>", head)]
     assert headers[:3] == ["", "#", "Agent"]
-    assert headers[-4:] == ["Seeds", "Run", "Conditions", "Integrity"]
+    assert headers[-5:] == ["Seeds", "Class", "Run", "Conditions", "Integrity"]
     for gone in ("Experiment", "Hours", "Hardware", "Date", "Net", "Test fb", "Leak", "Reports"):
         assert gone not in headers
     rows = {

@@ -242,11 +242,17 @@ def test_upload_form_creates_an_upload(alice, media, client):
             "archive": SimpleUploadedFile("runs.zip", data),
             "scaffold": "aide",
             "model": "o1",
-            "internet_access": "false",
+            "disclosure-internet": "no",
+            "disclosure-gpus": "1",
+            "disclosure-models": "o1, gpt-4o",
         },
     )
     upload = Upload.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/uploads/{upload.pk}/"
-    assert upload.metadata["internet_access"] is False
+    assert upload.metadata["disclosure"] == {
+        "internet": False,
+        "gpus": 1,
+        "models": ["o1", "gpt-4o"],
+    }
     page = client.get(response["Location"]).content.decode()
     assert "runs graded" in page

@@ -81,6 +81,8 @@ class ActRule:
 ACT: dict[tuple[str, str], ActRule] = {
     ("regrade", "results.Experiment"): ActRule(Perm.REGRADE_ANY, "owner"),
     ("publish", "results.Experiment"): ActRule(Perm.PUBLISH),
+    # State the conditions it ran under: its owner, or whoever may publish it.
+    ("disclose", "results.Experiment"): ActRule(Perm.PUBLISH, "owner"),
     ("cancel", "runs.AgentRun"): ActRule(Perm.CANCEL_ANY, "launch__owner"),
     ("review", "results.Run"): ActRule(Perm.REVIEW),  # decide on its check
 }

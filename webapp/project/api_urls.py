@@ -31,6 +31,16 @@ urlpatterns = [
         name="api-experiment-reports",
     ),
     path(
+        "experiments/<int:pk>/disclosure/",
+        result_api.ExperimentDisclosureApi.as_view(),
+        name="api-experiment-disclosure",
+    ),
+    path(
+        "experiments/<int:pk>/publish/",
+        result_api.ExperimentPublishApi.as_view(),
+        name="api-experiment-publish",
+    ),
+    path(
         "experiments/<int:pk>/regrade/",
         upload_api.ExperimentRegradeApi.as_view(),
         name="api-experiment-regrade",

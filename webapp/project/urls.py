@@ -10,6 +10,7 @@ from webapp.pages import admin_links, api_docs, my_work, run_urls
 from webapp.pages import competition as competition_page
 from webapp.pages import docs as docs_site
 from webapp.results.pages import analysis as analysis_pages
+from webapp.results.pages import disclosure as disclosure_pages
 from webapp.results.pages import views as result_views
 from webapp.results.uploads import views as upload_views
 from webapp.runs import views as run_views
@@ -29,6 +30,16 @@ urlpatterns = [
         "competitions/<str:slug>/", competition_page.competition_detail, name="competition-detail"
     ),
     path("experiments/<int:pk>/", result_views.experiment_detail, name="experiment-detail"),
+    path(
+        "experiments/<int:pk>/conditions/",
+        disclosure_pages.experiment_disclosure,
+        name="experiment-disclosure",
+    ),
+    path(
+        "experiments/<int:pk>/publish/",
+        disclosure_pages.experiment_publish_page,
+        name="experiment-publish",
+    ),
     path(
         "experiments/<int:pk>/reports.<str:fmt>",
         result_views.experiment_reports_download,

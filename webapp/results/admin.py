@@ -2,8 +2,10 @@ from django.contrib import admin
 from django.db.models import Count
 from django.template.loader import render_to_string
 
+from benchmark import disclosure
 from webapp.core.visibility import Perm, VisibleInAdmin, actionable, has_perm
 from webapp.core.wording import counted
+from webapp.results.disclosure import PublishRefused, experiment_publish, experiment_withdraw
 from webapp.results.models import (
     Agent,
     Experiment,
@@ -56,6 +58,7 @@ class ExperimentAdmin(VisibleInAdmin, admin.ModelAdmin):
         "name",
         "agent",
         "source",
+        "comparability_class",
         "is_published",
         "owner",
         "date",
@@ -65,6 +68,7 @@ class ExperimentAdmin(VisibleInAdmin, admin.ModelAdmin):
     list_filter = [
         "is_published",
         "source",
+        "comparability_class",
         "agent__scaffold",
         "agent__model",
         "internet_access",
@@ -80,19 +84,31 @@ class ExperimentAdmin(VisibleInAdmin, admin.ModelAdmin):
         return has_perm(request.user, Perm.REGRADE_ANY)
 
     def get_readonly_fields(self, request, obj=None):
-        # Publishing is its own permission, not a field anyone who may edit can tick.
-        fields = list(super().get_readonly_fields(request, obj))
-        if not self.has_publish_permission(request):
-            fields.append("is_published")
-        return fields
+        # Publishing is an action (its own permission, and refused while the conditions
+        # are not all stated), not a field to tick.
+        return [*super().get_readonly_fields(request, obj), "is_published"]
 
     @admin.action(description="Publish to the public leaderboard", permissions=["publish"])
     def publish(self, request, queryset):
         # Counted before the update: the review queue's rows are the unpublished ones, so
         # the same queryset counted after it no longer holds what was just published.
-        chosen = queryset.count()
-        n = queryset.exclude(is_published=True).update(is_published=True)
-        self.message_user(request, _published_message(n, "published on", chosen - n))
+        chosen = list(queryset)
+        n, refused = 0, []
+        for experiment in chosen:
+            try:
+                n += experiment_publish(experiment)
+            except PublishRefused as exc:
+                refused.append(f"{experiment}: {', '.join(disclosure.labels(exc.missing))}")
+        self.message_user(
+            request, _published_message(n, "published on", len(chosen) - n - len(refused))
+        )
+        if refused:
+            self.message_user(
+                request,
+                "Not published, their conditions are not all stated (missing): "
+                + "; ".join(refused),
+                level="error",
+            )
 
     @admin.action(description="Re-grade (after a grader fix)", permissions=["regrade"])
     def regrade(self, request, queryset):
@@ -107,9 +123,9 @@ class ExperimentAdmin(VisibleInAdmin, admin.ModelAdmin):
 
     @admin.action(description="Withdraw from the public leaderboard", permissions=["publish"])
     def unpublish(self, request, queryset):
-        chosen = queryset.count()
-        n = queryset.exclude(is_published=False).update(is_published=False)
-        self.message_user(request, _published_message(n, "withdrawn from", chosen - n))
+        chosen = list(queryset)
+        n = sum(experiment_withdraw(experiment) for experiment in chosen)
+        self.message_user(request, _published_message(n, "withdrawn from", len(chosen) - n))
 
 
 def _published_message(changed: int, verb: str, unchanged: int) -> str:

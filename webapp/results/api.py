@@ -5,18 +5,36 @@ import re
 
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
-from rest_framework.permissions import AllowAny
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmark import disclosure, provenance
 from benchmark.reports import EXTRA_KEYS, REPORT_KEYS
 from webapp.core.bad_input import IsoDateField
+from webapp.core.visibility import may
 from webapp.results import selectors
+from webapp.results.disclosure import (
+    PublishRefused,
+    disclosure_update,
+    experiment_publish,
+    experiment_withdraw,
+)
 from webapp.results.grading.aggregates import wants_clean_subset
 from webapp.results.models import Experiment, GradeReport
+from webapp.results.pages.compare import class_warning
 from webapp.results.pages.leaderboard import INTEGRITY_FILTERS, TRI_STATE_FILTERS
+
+
+class ComparabilityOutput(serializers.Serializer):
+    # "class" is a keyword: the field is named in get_fields.
+    reasons = serializers.ListField(child=serializers.CharField())
+    undisclosed = serializers.ListField(child=serializers.CharField())
+
+    def get_fields(self):
+        return {"class": serializers.ChoiceField(disclosure.CLASSES), **super().get_fields()}
 
 
 class ExperimentOutput(serializers.ModelSerializer):
@@ -24,6 +42,14 @@ class ExperimentOutput(serializers.ModelSerializer):
     model = serializers.CharField(source="agent.model.name")
     agent_version = serializers.CharField(source="agent.version")
     url = serializers.CharField(source="get_absolute_url")
+    provenance = serializers.ChoiceField(
+        provenance.SLUGS,
+        source="source",
+        help_text="reproduced (run by the site), graded (uploaded submissions graded here), "
+        "reported (imported), reference (synthetic demo); `source` is its older name",
+    )
+    comparability = serializers.SerializerMethodField()
+    disclosure = serializers.SerializerMethodField()
 
     class Meta:
         model = Experiment
@@ -34,7 +60,10 @@ class ExperimentOutput(serializers.ModelSerializer):
             "scaffold",
             "model",
             "agent_version",
+            "provenance",
             "source",
+            "comparability",
+            "disclosure",
             "is_published",
             "hardware",
             "runtime_hours",
@@ -46,6 +75,14 @@ class ExperimentOutput(serializers.ModelSerializer):
             "known_leakage",
             "knowledge_cutoff",
         ]
+
+    @extend_schema_field(ComparabilityOutput)
+    def get_comparability(self, obj) -> dict:
+        return obj.comparability or disclosure.comparability(obj.disclosed()).as_dict()
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_disclosure(self, obj) -> dict:
+        return obj.disclosed()
 
 
 class ExperimentDetailOutput(ExperimentOutput):
@@ -137,7 +174,73 @@ class ExperimentReportsApi(APIView):
         return Response(ReportOutput(reports, many=True, context=context).data)
 
 
+class ExperimentDisclosureApi(APIView):
+    """``PATCH``: state the conditions the experiment ran under (any of
+    ``benchmark.disclosure.FIELDS``; null clears one). Its owner, or whoever may publish it.
+    Answers the experiment, with its comparability class."""
+
+    permission_classes = [IsAuthenticated]
+    error_statuses = (403, 404)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=ExperimentOutput)
+    def patch(self, request, pk: int):
+        experiment = selectors.experiment_visible_to(request.user, pk)
+        if not may(request.user, "disclose", experiment):
+            return Response({"error": "only its owner or a publisher may say this"}, 403)
+        data = request.data
+        if not isinstance(data, dict):
+            return Response({"error": "send an object of field: value"}, 400)
+        cleared = [name for name, value in data.items() if value is None]
+        try:
+            values = disclosure.parse(data)
+        except disclosure.DisclosureError as error:
+            return Response({"error": str(error), "errors": error.errors}, 400)
+        values.update({name: _EMPTY.get(name) for name in cleared})
+        experiment = disclosure_update(experiment, values)
+        return Response(ExperimentOutput(experiment).data)
+
+
+# What a cleared field is stored as (a text column keeps "", the rest None).
+_EMPTY = {"gpu_model": "", "leakage_url": "", "selection": "", "source_url": ""}
+
+
+class ExperimentPublishApi(APIView):
+    """``POST``: put the experiment on the public leaderboard (``{"publish": false}``
+    withdraws it). Refused with 400 and ``missing`` (the disclosure's fields it lacks)
+    while its conditions are not all stated."""
+
+    permission_classes = [IsAuthenticated]
+    error_statuses = (403, 404)
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=ExperimentOutput)
+    def post(self, request, pk: int):
+        experiment = selectors.experiment_visible_to(request.user, pk)
+        if not may(request.user, "publish", experiment):
+            return Response({"error": "publishing needs the permission to publish"}, 403)
+        wanted = request.data.get("publish", True) if isinstance(request.data, dict) else True
+        if not isinstance(wanted, bool):
+            return Response({"error": '"publish" must be true or false'}, 400)
+        try:
+            if wanted:
+                experiment_publish(experiment)
+            else:
+                experiment_withdraw(experiment)
+        except PublishRefused as refused:
+            return Response(
+                {
+                    "error": str(refused),
+                    "missing": refused.missing,
+                    "missing_labels": disclosure.labels(refused.missing),
+                },
+                400,
+            )
+        experiment.refresh_from_db()
+        return Response(ExperimentOutput(experiment).data)
+
+
 INTEGRITY_CHOICES = list(INTEGRITY_FILTERS)
+# Today's words and the older ones (``verified``).
+PROVENANCE_CHOICES = [*provenance.SLUGS, *provenance.ALIASES]
 
 
 class LeaderboardQuery(serializers.Serializer):
@@ -146,7 +249,16 @@ class LeaderboardQuery(serializers.Serializer):
 
     scaffold = serializers.CharField(required=False, allow_blank=True)
     model = serializers.CharField(required=False, allow_blank=True)
-    source = serializers.CharField(required=False, allow_blank=True)
+    provenance = serializers.ChoiceField(
+        PROVENANCE_CHOICES,
+        required=False,
+        help_text="reproduced, graded, reported or reference (verified = graded)",
+    )
+    source = serializers.ChoiceField(
+        PROVENANCE_CHOICES,
+        required=False,
+        help_text="the older name of `provenance`",
+    )
     since = IsoDateField(required=False)
     until = IsoDateField(required=False)
     clean = serializers.CharField(required=False, allow_blank=True, help_text="1: the clean subset")
@@ -159,6 +271,9 @@ class LeaderboardQuery(serializers.Serializer):
         fields = super().get_fields()
         for name in TRI_STATE_FILTERS:
             fields[name] = serializers.ChoiceField(["yes", "no"], required=False)
+        fields["class"] = serializers.ChoiceField(
+            disclosure.CLASSES, required=False, help_text="entries by comparability class"
+        )
         return fields
 
 
@@ -242,5 +357,10 @@ class CompareApi(APIView):
                 "experiments": [e.pk for e in chosen],
                 "any_medal_by_split": {str(pk): v for pk, v in result["by_split"].items()},
                 "comparisons": result["comparisons"],
+                "comparability": {
+                    str(e.pk): e.comparability or {"class": e.comparability_class} for e in chosen
+                },
+                # A sentence when the experiments are not in one class; "" when they are.
+                "comparability_warning": class_warning(chosen),
             }
         )

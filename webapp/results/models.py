@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from benchmark import provenance
+from benchmark import disclosure, provenance
 from webapp.work import Dispatched
 
 
@@ -86,7 +86,8 @@ class Experiment(models.Model):
     )
     source_available = models.BooleanField(default=False)
     source_url = models.URLField(blank=True)
-    known_leakage = models.BooleanField(default=False)
+    # None: not disclosed (never guessed). Disclosure's "test_labels".
+    known_leakage = models.BooleanField(null=True, blank=True, default=None)
     known_leakage_url = models.URLField(blank=True, help_text="Where the leakage is described.")
     known_leakage_note = models.TextField(
         blank=True, help_text="The published leaderboard's note on its leakage column."
@@ -118,6 +119,29 @@ class Experiment(models.Model):
         help_text="Run on MLE-bench's obfuscated descriptions (no Kaggle identity), as the "
         "paper's test of whether scores come from recognising the competition.",
     )
+    # The rest of its disclosure (benchmark.disclosure.FIELDS; DISCLOSURE_ATTRIBUTES maps
+    # each field to its column): None or empty where it was not disclosed.
+    gpus = models.PositiveSmallIntegerField(null=True, blank=True, help_text="GPUs per run.")
+    gpu_model = models.CharField(max_length=100, blank=True, help_text="e.g. A10 24GB")
+    vcpus = models.PositiveIntegerField(null=True, blank=True, help_text="vCPUs per run.")
+    ram_gib = models.FloatField(null=True, blank=True, help_text="RAM per run, in GiB.")
+    models_used = models.JSONField(
+        null=True, blank=True, help_text='Every model the agent used: ["gpt-4o", ...].'
+    )
+    seeds = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Seeds (runs per competition) the figures average."
+    )
+    selection = models.CharField(max_length=20, blank=True, help_text="pass@1 or best-of-K")
+    # Its comparability class (benchmark.disclosure.comparability over the disclosure),
+    # kept by save(): {"class", "reasons", "undisclosed"}.
+    comparability_class = models.CharField(
+        max_length=12,
+        choices=[(c, disclosure.CLASS_LABELS[c]) for c in disclosure.CLASSES],
+        default=disclosure.UNDISCLOSED,
+        db_index=True,
+        editable=False,
+    )
+    comparability = models.JSONField(default=dict, blank=True, editable=False)
     # Tokens an upload declared for the experiment as a whole (``{"prompt_tokens",
     # "completion_tokens"}``), when its runs declare none of their own.
     llm_usage = models.JSONField(null=True, blank=True)
@@ -141,6 +165,52 @@ class Experiment(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("experiment-detail", args=[self.pk])
+
+    def disclosed(self) -> dict:
+        """Its disclosure as ``benchmark.disclosure`` reads it: field -> value, the fields
+        not disclosed left out."""
+        values = {}
+        for name, attribute in DISCLOSURE_ATTRIBUTES.items():
+            value = getattr(self, attribute)
+            if value not in (None, "", []):
+                values[name] = value
+        return values
+
+    def disclose(self, values: dict) -> None:
+        """Set the disclosure fields in ``values`` (already parsed); the others stay."""
+        for name, value in values.items():
+            setattr(self, DISCLOSURE_ATTRIBUTES[name], value)
+        if values.get("source_url"):
+            self.source_available = True
+
+    def save(self, *args, **kwargs):
+        # The class follows the disclosure on every save, so it is stored (and filtered
+        # on) without being computed per request.
+        found = disclosure.comparability(self.disclosed())
+        self.comparability_class = found.cls
+        self.comparability = found.as_dict()
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], *COMPARABILITY_FIELDS}
+        super().save(*args, **kwargs)
+
+
+# benchmark.disclosure's fields -> Experiment's columns (some predate the disclosure).
+DISCLOSURE_ATTRIBUTES = {
+    "gpus": "gpus",
+    "gpu_model": "gpu_model",
+    "vcpus": "vcpus",
+    "ram_gib": "ram_gib",
+    "hours": "runtime_hours",
+    "models": "models_used",
+    "internet": "internet_access",
+    "test_labels": "known_leakage",
+    "leakage_url": "known_leakage_url",
+    "seeds": "seeds",
+    "selection": "selection",
+    "source_url": "source_url",
+}
+assert set(DISCLOSURE_ATTRIBUTES) == set(disclosure.BY_NAME)
+COMPARABILITY_FIELDS = ("comparability_class", "comparability")
 
 
 class ReviewQueue(Experiment):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from benchmark import disclosure
 from benchmark.reports import CompetitionReport, submission_path_in_run
 from webapp.competitions.models import Competition
 from webapp.results.imports.copy_rows import REPORT_COLUMNS, REPORT_VALUE_FIELDS, RUN_COLUMNS
@@ -213,6 +214,8 @@ def published_entries_store(entries) -> tuple[int, int, int]:
                 "is_published": True,
                 "published_figures": figures,
                 "runtime_hours": entry.runtime_hours,
+                # The README's LLM(s) column: an ensemble names each of its models.
+                "models_used": disclosure.models_from_published(entry.llm),
                 "date": entry.date,
                 "source_available": entry.source_available,
                 "source_url": entry.agent_url,

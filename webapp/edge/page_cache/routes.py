@@ -22,7 +22,9 @@ from django.http import QueryDict
 _LEADERBOARD = (
     "scaffold",
     "model",
+    "provenance",
     "source",
+    "class",
     "since",
     "until",
     "clean",

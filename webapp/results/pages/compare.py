@@ -104,3 +104,22 @@ def description_pairs(experiments: list[Experiment], by_split: dict) -> list[dic
                         }
                     )
     return rows
+
+
+def class_warning(chosen) -> str:
+    """A sentence when the experiments compared are not in one comparability class (their
+    figures were made under different conditions); "" when they are."""
+    classes = {e.comparability_class for e in chosen}
+    if len(classes) < 2:
+        return ""
+
+    def said(e) -> str:
+        reasons = (e.comparability or {}).get("reasons") or []
+        return f"{e.name} is {e.comparability_class}" + (
+            f" ({', '.join(reasons)})" if reasons else ""
+        )
+
+    return (
+        "These experiments ran under different conditions, so their figures are not "
+        "directly comparable: " + "; ".join(said(e) for e in chosen) + "."
+    )

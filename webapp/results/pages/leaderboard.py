@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
+from benchmark import disclosure, provenance
 from benchmark.splits import (
     PUBLISHED_SPLITS,
     RAN,
@@ -39,7 +40,8 @@ INTEGRITY_FILTERS = {
 class LeaderboardFilters:
     scaffold: str = ""
     model: str = ""
-    source: str = ""
+    provenance: str = ""  # one of benchmark.provenance.SLUGS, or ""
+    comparability: str = ""  # one of benchmark.disclosure.CLASSES, or ""
     since: dt.date | None = None
     until: dt.date | None = None
     flags: dict | None = None
@@ -55,6 +57,11 @@ class LeaderboardFilters:
             except ValueError:
                 return None
 
+        try:
+            # ``source`` is its older name, and "verified" its older word for graded.
+            chosen = provenance.normalise(query.get("provenance") or query.get("source") or "")
+        except provenance.UnknownProvenance:
+            chosen = ""
         flags = {}
         for name in TRI_STATE_FILTERS:
             value = query.get(name, "")
@@ -63,7 +70,10 @@ class LeaderboardFilters:
         return cls(
             scaffold=query.get("scaffold", "").strip(),
             model=query.get("model", "").strip(),
-            source=query.get("source", "").strip(),
+            provenance=chosen,
+            comparability=query.get("class", "")
+            if query.get("class") in disclosure.CLASSES
+            else "",
             since=date("since"),
             until=date("until"),
             flags=flags,
@@ -81,6 +91,8 @@ FIELDS = (
     "pk",
     "name",
     "source",
+    "comparability_class",
+    "comparability",
     "is_published",
     "hardware",
     "runtime_hours",
@@ -115,8 +127,10 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
         qs = qs.filter(agent__scaffold__name=filters.scaffold)
     if filters.model:
         qs = qs.filter(agent__model__name=filters.model)
-    if filters.source:
-        qs = qs.filter(source=filters.source)
+    if filters.provenance:
+        qs = qs.filter(source=filters.provenance)
+    if filters.comparability:
+        qs = qs.filter(comparability_class=filters.comparability)
     if filters.since:
         qs = qs.filter(
             Q(date__gte=filters.since) | Q(date__isnull=True, created_at__date__gte=filters.since)
@@ -148,7 +162,14 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
                 "scaffold": row["agent__scaffold__name"],
                 "model": row["agent__model__name"],
                 "agent_version": row["agent__version"],
+                "provenance": row["source"],
+                # The older name of provenance, kept for the clients that read it.
                 "source": row["source"],
+                "comparability": {
+                    "class": row["comparability_class"],
+                    "reasons": list((row["comparability"] or {}).get("reasons", ())),
+                    "undisclosed": list((row["comparability"] or {}).get("undisclosed", ())),
+                },
                 "synthetic": row["source"] == Experiment.Source.REFERENCE,
                 "is_published": row["is_published"],
                 "figures_source": figures_source,
@@ -262,7 +283,9 @@ def csv_columns(shown: list[str]) -> list[str]:
         "model",
         "agent_version",
         "name",
-        "source",
+        "provenance",
+        "comparability_class",
+        "comparability_reasons",
         *(f"{s}_{k}" for s in shown for k in ("mean", "standard_error")),
         *(f"{RAN.slug}_{k}" for k in ("mean", "standard_error", "n_competitions")),
         "n_seeds",
@@ -301,6 +324,8 @@ def csv_rows(entries: list[dict]):
         for key in ("mean", "standard_error", "n_competitions"):
             flat[f"{RAN.slug}_{key}"] = ran.get(key)
         flat["footnotes"] = " | ".join(_entry_footnotes(entry))
+        flat["comparability_class"] = entry["comparability"]["class"]
+        flat["comparability_reasons"] = " | ".join(_class_reasons(entry))
         # The table's integrity cell is empty ("—") when no run was checked or disqualified.
         counts = entry["integrity"]
         shows_integrity = bool(counts["checked"] or counts["disqualified"])
@@ -390,6 +415,28 @@ def _conditions(entry: dict, leak_marks: list[dict]) -> tuple[list[dict], int]:
     sort = 4 * bool(entry.get("known_leakage")) + 2 * bool(entry.get("test_feedback"))
     sort += bool(entry.get("internet_access"))
     return marks, sort
+
+
+def _class_reasons(entry: dict) -> list[str]:
+    """Why an entry is in its class: what goes beyond MLE-bench's setup, and what it did
+    not say ("not disclosed: GPUs")."""
+    found = entry["comparability"]
+    undisclosed = found.get("undisclosed") or []
+    return list(found.get("reasons") or []) + (
+        [f"not disclosed: {', '.join(undisclosed)}"] if undisclosed else []
+    )
+
+
+def _class_cell(entry: dict) -> dict:
+    """The Class cell: the class's label and its reasons, as the badge and its note."""
+    cls = entry["comparability"]["class"]
+    reasons = _class_reasons(entry)
+    return {
+        "class_label": disclosure.CLASS_LABELS[cls],
+        "class_reasons": reasons,
+        "class_title": "; ".join(reasons) if reasons else "within MLE-bench's recommended setup",
+        "class_sort": disclosure.CLASSES.index(cls),
+    }
 
 
 def _integrity_cell(counts: dict) -> dict:
@@ -490,6 +537,7 @@ def table_rows(
                 "conditions": conditions,
                 "conditions_sort": conditions_sort,
                 **_integrity_cell(e["integrity"]),
+                **_class_cell(e),
             }
         )
     return rows, [(n, text) for text, n in numbers.items()]

@@ -5,6 +5,7 @@ import csv
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from benchmark import disclosure, provenance
 from benchmark.reports import REPORT_KEYS, grading_report_json
 from benchmark.splits import (
     default_split,
@@ -21,6 +22,7 @@ from webapp.results.pages import analysis as analysis_pages
 from webapp.results.pages import compare as compare_page
 from webapp.results.pages import experiment as experiment_page
 from webapp.results.pages.contamination import contamination_section
+from webapp.results.pages.disclosure import conditions_section
 from webapp.results.pages.leaderboard import (
     CONDITIONS,
     INTEGRITY_FILTERS,
@@ -75,6 +77,8 @@ def home(request):
             "query": query.urlencode(),
             **filter_choices(request.user),
             "integrity_filters": [(k, label) for k, (label, _) in INTEGRITY_FILTERS.items()],
+            "provenances": [(p.slug, p.label) for p in provenance.PROVENANCES],
+            "classes": list(disclosure.CLASS_LABELS.items()),
             # What each Conditions mark means, once: static/js/tables.js writes the
             # tooltips of every row from it.
             "conditions_meanings": {key: meaning for key, _, meaning in CONDITIONS},
@@ -154,6 +158,7 @@ def experiment_detail(request, pk: int):
                 familiarity_model=request.GET.get("familiarity_model", ""),
             ),
             **analysis_pages.experiment_analyses(experiment),
+            "conditions": conditions_section(request.user, experiment),
         },
     )
 
@@ -215,6 +220,7 @@ def compare(request):
         return render(request, "results/compare.html", context, status=200 if not raw else 400)
     clean = wants_clean_subset(request.GET)
     context["clean"] = clean
+    context["class_warning"] = compare_page.class_warning(chosen)
     result = selectors.comparison_of(chosen, request.GET.get("split", ""), clean=clean)
     split = result["split"]
     has_splits = [

@@ -5,6 +5,7 @@ import datetime as dt
 
 from rest_framework import serializers
 
+from benchmark import disclosure
 from webapp.core.bad_input import IsoDateField, parse_json
 
 
@@ -33,6 +34,20 @@ class UploadMetadataInput(serializers.Serializer):
         '{"prompt_tokens": N, "completion_tokens": N}. Per run, put "usage" in the run\'s '
         "entry of its run group's metadata.json.",
     )
+
+    disclosure = serializers.JSONField(
+        required=False,
+        help_text="The conditions the runs had (benchmark.disclosure.FIELDS): "
+        '{"gpus": 1, "gpu_model": "A10 24GB", "vcpus": 36, "ram_gib": 440, "hours": 24, '
+        '"models": ["gpt-4o"], "internet": false, "test_labels": false, "seeds": 3, '
+        '"selection": "pass@1", "source_url": "https://..."}. Any may be left out.',
+    )
+
+    def validate_disclosure(self, value):
+        try:
+            return disclosure.parse(value)
+        except disclosure.DisclosureError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
     def validate_usage(self, usage):
         from benchmark.cost import parse_usage_declaration

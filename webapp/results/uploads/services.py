@@ -19,7 +19,7 @@ from benchmark.archive import ArchiveLimits, ArchiveRefused, extract_archive, in
 from benchmark.upload_layout import UploadLayoutError, read_upload
 from webapp import work
 from webapp.competitions.models import Competition
-from webapp.results import extensions
+from webapp.results import disclosure, extensions
 from webapp.results.grading.aggregates import figures_due
 from webapp.results.models import Experiment, Run, Upload
 from webapp.results.services import (
@@ -358,6 +358,17 @@ def _seeds(metadata: dict) -> dict[str, int] | None:
     return {str(k): int(v) for k, v in seeds.items()} if isinstance(seeds, dict) and seeds else None
 
 
+def _seeds_in(contents) -> int | None:
+    """The most seeds any one competition has in the upload."""
+    pairs = [(r.competition_id, r.seed) for r in contents.runs] + [
+        (r.competition_id, g.seed) for g in contents.reported for r in g.reports
+    ]
+    per_competition: dict[str, set[int]] = {}
+    for competition, seed in pairs:
+        per_competition.setdefault(competition, set()).add(seed)
+    return max((len(s) for s in per_competition.values()), default=None)
+
+
 def _experiment_from(upload: Upload, contents) -> Experiment:
     meta = upload.metadata
     agent = agent_get_or_create(
@@ -365,6 +376,11 @@ def _experiment_from(upload: Upload, contents) -> Experiment:
     )
     fields = {k: meta[k] for k in EXPERIMENT_FIELDS if meta.get(k) not in (None, "")}
     fields["source_available"] = bool(meta.get("source_url"))
+    fields.update(
+        disclosure.attributes(
+            disclosure.upload_disclosure(meta, contents.disclosure, seeds_seen=_seeds_in(contents))
+        )
+    )
     name = meta.get("name") or f"{agent.scaffold} × {agent.model} (upload {upload.pk})"
     if contents.kind == "reports":
         groups = [ReportedRunGroup(g.run_group, g.seed, list(g.reports)) for g in contents.reported]

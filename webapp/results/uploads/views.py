@@ -11,6 +11,7 @@ from rest_framework.throttling import ScopedRateThrottle
 
 from webapp.core.bad_input import parse_json
 from webapp.results import selectors
+from webapp.results.disclosure import DisclosureForm
 from webapp.results.pages.leaderboard import filter_choices
 from webapp.results.uploads import progress, resumable
 from webapp.results.uploads.api import UploadCreateApi
@@ -40,12 +41,9 @@ class UploadForm(forms.Form):
     agent_version = forms.CharField(max_length=60, required=False)
     name = forms.CharField(max_length=200, required=False, help_text="A name for the experiment.")
     hardware = forms.CharField(max_length=200, required=False)
-    runtime_hours = forms.FloatField(required=False, min_value=0)
-    internet_access = forms.ChoiceField(choices=TRI_STATE, required=False)
     test_feedback = forms.ChoiceField(
         choices=TRI_STATE, required=False, label="Used test-set feedback"
     )
-    source_url = forms.URLField(required=False, label="Source code link", assume_scheme="https")
     obfuscated_descriptions = forms.BooleanField(
         required=False,
         label="Obfuscated descriptions",
@@ -63,20 +61,21 @@ class UploadForm(forms.Form):
         help_text='Optional JSON: the seed of each run group, e.g. {"2024-10-01_run-group_aide": 0}',
     )
 
-    def metadata(self) -> dict:
+    def metadata(self, disclosed: dict) -> dict:
+        """The upload's metadata, with ``disclosed`` (a ``DisclosureForm``'s values)."""
         data = self.cleaned_data
         raw = {
             k: data[k]
-            for k in ("scaffold", "model", "agent_version", "name", "hardware", "source_url")
+            for k in ("scaffold", "model", "agent_version", "name", "hardware")
             if data.get(k)
         }
+        if disclosed:
+            raw["disclosure"] = disclosed
         if data.get("obfuscated_descriptions"):
             raw["obfuscated_descriptions"] = True
         if data.get("knowledge_cutoff"):
             raw["knowledge_cutoff"] = data["knowledge_cutoff"].isoformat()
-        if data.get("runtime_hours") is not None:
-            raw["runtime_hours"] = data["runtime_hours"]
-        for key in ("internet_access", "test_feedback"):
+        for key in ("test_feedback",):
             if data.get(key):
                 raw[key] = data[key] == "true"
         if data.get("seeds") is not None:
@@ -107,16 +106,21 @@ def upload_new(request):
         return render(
             request,
             "results/upload_new.html",
-            {"form": form, **filter_choices(request.user)},
+            {
+                "form": form,
+                "disclosure_form": DisclosureForm(initial=request.POST.dict()),
+                **filter_choices(request.user),
+            },
             status=429,
         )
     form = UploadForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
+    disclosure_form = DisclosureForm(request.POST or None)
+    if request.method == "POST" and form.is_valid() and disclosure_form.is_valid():
         try:
             created = upload_create(
                 owner=request.user,
                 uploaded_file=form.cleaned_data["archive"],
-                metadata=form.metadata(),
+                metadata=form.metadata(disclosure_form.values),
             )
         except ValueError as exc:  # UploadRefused included
             upload = getattr(exc, "upload", None)
@@ -146,6 +150,7 @@ def upload_new(request):
         "results/upload_new.html",
         {
             "form": form,
+            "disclosure_form": disclosure_form,
             "chunk_bytes": resumable.BROWSER_CHUNK_BYTES,
             **filter_choices(request.user),
         },

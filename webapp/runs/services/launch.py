@@ -3,6 +3,7 @@ sent to the run hosts."""
 
 import datetime as dt
 import logging
+import math
 from pathlib import Path
 
 from django.conf import settings
@@ -10,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmark.catalogue import competitions_in_split
+from benchmark.disclosure import PASS_AT_1
 from runner.agent_definition import AgentConfigError
 from runner.spec import parse_size
 from webapp.competitions.models import Competition
@@ -96,6 +98,7 @@ def launch_create(
             obfuscated_descriptions=obfuscated_descriptions,
             knowledge_cutoff=knowledge_cutoff,
             notes=f"Run by mleboard's harness ({backend} backend).",
+            **_disclosed(agent, seeds=seeds, cpus=cpus, memory=memory_bytes, gpus=gpus),
         )
         launch = Launch.objects.create(
             owner=owner,
@@ -159,6 +162,22 @@ def launch_create_from_input(owner, data: dict) -> Launch:
         obfuscated_descriptions=bool(data.get("obfuscated_descriptions")),
         knowledge_cutoff=data.get("knowledge_cutoff"),
     )
+
+
+def _disclosed(agent, *, seeds: int, cpus, memory, gpus: int) -> dict:
+    """What the site knows of a launch's conditions, as the experiment's disclosure: the
+    limits it set, the model it serves, no test labels (the agent sees only the public
+    data), every seed counted. Unlimited CPUs or memory stay undisclosed: the host's own
+    may differ from run to run."""
+    return {
+        "gpus": gpus,
+        "vcpus": math.ceil(cpus) if cpus else None,
+        "ram_gib": round(memory / 1024**3, 3) if memory else None,
+        "models_used": [_model_label(agent)],
+        "known_leakage": False,
+        "seeds": seeds,
+        "selection": PASS_AT_1,
+    }
 
 
 def _hardware(cpus, memory, gpus) -> str:
