@@ -1,22 +1,13 @@
 """Aggregate grade reports into the benchmark's figures: the one source of truth.
 
 ``aggregate`` reproduces MLE-bench's ``experiments/aggregate_grading_reports.py`` (same
-metric names, same arithmetic: per seed the % of the split's competitions with a
-submission, a valid one, above median, gold, silver, bronze, any medal; across seeds
-the mean, the standard error with ddof 1 and mean -/+ 1.96 SE) and adds the figures
-mleboard shows: per category, per complexity, the funnel and pass@k.
-
-Seeds are formed one of two ways:
-
-* ``explicit`` (mleboard's default): each report carries its ``seed``; a seed holds the
-  reports with that seed id.
-* ``positional`` (MLE-bench's): the i-th report of each competition, in reading order,
-  belongs to seed i. Read files with ``read_reports_in_mlebench_order`` to get
-  MLE-bench's order (files sorted by path, reports sorted by competition id).
-
-Without ``pad_missing`` only complete seeds count (MLE-bench: as many seeds as the
-competition with the fewest reports has); with it, missing runs count as runs that made
-no submission (MLE-bench: as many seeds as the competition with the most reports has).
+metric names and arithmetic: per seed the % of competitions with a submission, a valid
+one, above median, each medal; across seeds mean, SE with ddof 1 and ± 1.96 SE) and adds
+per category, per complexity, the funnel and pass@k. Seeds are ``explicit`` (each report's
+``seed``; mleboard's default) or ``positional`` (the i-th report of each competition, as
+MLE-bench reads them: ``read_reports_in_mlebench_order``). Without ``pad_missing`` only
+complete seeds count; with it, missing runs count as runs with no submission. The rules in
+full: docs/architecture.md.
 """
 
 from __future__ import annotations

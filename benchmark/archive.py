@@ -1,20 +1,12 @@
 """Safe inspection and extraction of an uploaded archive (zip, tar, tar.gz/bz2/xz, or one file).
 
-An upload is untrusted: its member names may climb out of the destination (``../``,
-absolute paths, drive letters), it may hold links or device files, and its declared
-sizes may lie about what decompression produces. So:
-
-* ``archive_kind`` tells the format from the bytes, never from the file name;
-* ``inspect_archive`` checks every member *without writing anything*: names, types,
-  counts, declared sizes and compression ratios;
-* ``extract_archive`` inspects first, then streams every member into a staging folder
-  beside the destination while counting the bytes actually produced, and renames the
-  staging folder into place only when everything passed. A refused archive leaves
-  nothing at the destination.
-
-A single JSON, JSONL or CSV file (not an archive) is a valid upload too: it is
-"extracted" by copying it. macOS junk (``__MACOSX/``, ``.DS_Store``, ``._*``) is
-skipped, not refused. Pure standard library; no Django.
+An upload is untrusted: its names may climb out of the destination, it may hold links or
+device files, and its declared sizes may lie. ``archive_kind`` tells the format from the
+bytes, never the name; ``inspect_archive`` checks every member without writing anything;
+``extract_archive`` inspects, then streams every member into a staging folder while
+counting the bytes produced, and renames it into place only when everything passed. A
+single JSON, JSONL or CSV file is "extracted" by copying it. macOS junk (``__MACOSX/``,
+``.DS_Store``, ``._*``) is skipped, not refused. Pure standard library; no Django.
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """Did the agent do better on competitions its model may have read about? The paper's two
 contamination analyses, as pure functions over per-competition results:
 
-* **by date** (the paper's Figure 9): each competition's medal rate over seeds against its
-  Kaggle deadline, with a least-squares trend line and Spearman's rank correlation; when
-  the model's knowledge cutoff is known, the medal rates of the competitions that ended on
-  or before it against those that ended after it, compared by Welch's t-test with its 95%
-  interval for the difference;
-* **by familiarity** (the paper's Figure 5): each competition's medal rate and mean
-  percentile against the base model's familiarity with its texts, with Pearson's r.
+* **by date** (Figure 9): medal rate against Kaggle deadline (least-squares trend,
+  Spearman), and before/after the model's knowledge cutoff (Welch's t-test, 95% interval);
+* **by familiarity** (Figure 5): medal rate and mean percentile against the base model's
+  familiarity with the competition's texts (Pearson's r).
 
-Every test and interval is scipy's (``scipy.stats``), never hand-written. Rates and
-differences are in percent (points). Where a statistic cannot be computed, its entry says
-why in ``reason`` (too few competitions, no variation) instead of giving a number.
+Every test and interval is scipy's. Rates and differences are in percent (points); where
+a statistic cannot be computed, ``reason`` says why instead of giving a number.
 """
 
 from __future__ import annotations

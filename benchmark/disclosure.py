@@ -1,17 +1,12 @@
 """The conditions an experiment ran under (its *disclosure*), declared once, and the
 *comparability class* they place it in.
 
-MLE-bench recommends one setup for comparing scores (its README, "Benchmarking"): 24 hours
-per run, 36 vCPUs with 440 GB of RAM and one 24 GB A10 GPU, at least 3 seeds reported as
-mean ± SEM; and its leaderboard marks entries that use known leakage of test labels. An
-experiment within all of it is ``canonical``; one past any of it is ``beyond``, with each
-reason named ("2 GPUs", "36 h", "ensemble of 4 models", "uses leaked test labels",
-"1 seed"); one past none of it but silent on some of it is ``undisclosed``, with what is
-missing named. Nothing unknown is guessed.
-
-``FIELDS`` is the one declaration every form, the API, the command line and the archive's
-metadata read: ``parse`` turns what a person sent into values or raises
-``DisclosureError`` naming each bad field; ``missing`` lists what publishing still needs;
+Against MLE-bench's recommended setup (24 h per run, 36 vCPUs, 440 GB of RAM, one 24 GB
+A10, at least 3 seeds, no known leakage) an experiment is ``canonical`` (within all of it),
+``beyond`` (past any of it, each reason named) or ``undisclosed`` (silent on some of it,
+what is missing named); nothing unknown is guessed. ``FIELDS`` is the one declaration the
+forms, the API, the command line and the archive's metadata read: ``parse`` raises
+``DisclosureError`` naming each bad field, ``missing`` lists what publishing still needs,
 ``comparability`` gives the class and its reasons.
 """
 

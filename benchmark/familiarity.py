@@ -2,31 +2,13 @@
 text's tokens, as the MLE-bench paper measures familiarity (its Figure 5; MLE-bench's
 ``experiments/familiarity``). Pure Python, no Django: the site stores what this returns.
 
-The model is any endpoint serving the completions API with prompt log-probabilities (vLLM,
-OpenAI's legacy completions): ``POST {base}/completions`` with ``prompt``, ``echo: true``,
-``logprobs: 0`` and ``max_tokens: 1``; ``choices[0].logprobs.token_logprobs`` holds one
-log-probability per prompt token (the first is null: it has no context), followed by the
-one generated token's, which is not the text's and is dropped (``usage.prompt_tokens``, or
-else ``text_offset``, says where the prompt ends).
-
-**Splitting.** A text longer than ``max_tokens`` is sent in chunks. mleboard does not have
-the model's tokenizer, so before sending it counts the one bound that holds for any
-byte-level tokenizer (GPT's, Llama's): a token covers at least one UTF-8 byte, so a chunk
-of at most ``max_tokens - RESERVED`` bytes cannot exceed ``max_tokens`` tokens
-(``RESERVED`` leaves room for tokens a server adds, such as a BOS token). The first chunk
-of a text is cut to that bound; each answer then says how many tokens its chunk really
-was, and later chunks are sized from the fewest bytes per token measured on the text so
-far, with a margin (``SAFETY``). A chunk the endpoint refuses (HTTP 400) or counts above
-``max_tokens`` is sent again cut to the guaranteed bound. Chunks end at whitespace where
-one is near, else at a character boundary. Each chunk's first token has no context and
-no probability: only the tokens with one are counted, and the text's value is the sum of
-their probabilities over their number, which weights every chunk by its tokens.
-
-**Bounded.** Every request has a deadline that also covers a server trickling its answer
-(a watchdog shuts the socket), answers are read up to ``MAX_RESPONSE_BYTES``, and errors
-(timeouts, HTTP errors, malformed JSON, missing log-probabilities) raise
-``FamiliarityError`` with a reason a person can read, which never holds the key or the
-endpoint's address.
+The model is any completions endpoint with prompt log-probabilities (``echo: true``,
+``logprobs: 0``, ``max_tokens: 1``; the generated token is dropped). A long text is sent in
+chunks sized without the model's tokenizer (a token covers at least one UTF-8 byte; later
+chunks from the bytes per token measured, with ``SAFETY``): docs/contamination.md. Every
+request has a deadline that also covers a trickling answer, answers are read up to
+``MAX_RESPONSE_BYTES``, and errors raise ``FamiliarityError`` with a reason a person can
+read, never holding the key or the endpoint's address.
 """
 
 from __future__ import annotations

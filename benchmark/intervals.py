@@ -1,28 +1,13 @@
 """Intervals that hold at MLE-bench's small n: a hierarchical bootstrap over competitions
 and seeds, rank ranges over the same resamples, and P(A > B).
 
-MLE-bench's official figure is Any Medal % as mean ± SEM over seeds. It says how much the
-seeds vary, not how much the figure would move on another draw of competitions, and with
-15 to 75 competitions and often 3 seeds a normal interval from it is too narrow (Miller
-2024, "Adding error bars to evals", arXiv:2411.00640; Bowyer et al. 2025, "Don't use the
-CLT in LLM evals with fewer than a few hundred datapoints", arXiv:2503.01747). Here:
-
-* ``competition_resamples``: ``B`` draws, with replacement, of the split's competitions.
-  Made from a seed fixed by the split, so every experiment of a split is resampled with
-  the *same* draws (common random numbers): differences and ranks then reflect the
-  experiments, not the luck of each one's draw.
-* ``any_medal_replicates``: for each draw, each drawn competition's runs are drawn again
-  with replacement (a competition with ``k`` medals in ``n`` runs gives Binomial(n, k/n)/n)
-  and the Any Medal % is the mean over the drawn competitions.
-* ``interval``: the 2.5th and 97.5th percentiles of the replicates.
-* ``rank_ranges``: each entry's rank in every replicate (1 + entries strictly ahead), and
-  the range holding 95% of them. Entries whose ranges overlap cannot be told apart.
-* ``probability_greater``: the share of replicates where A's figure is above B's (ties
-  count half).
-* ``normal_replicates``: for an entry known only by its published mean ± SEM (no
-  per-competition reports to resample), replicates from a normal whose variance adds the
-  seeds' (SEM²) and a competition draw's (p(1 - p)/C for a rate p over C competitions);
-  independent of the other entries' draws, so its ranges are, honestly, wider.
+Mean ± SEM over seeds says how much seeds vary, not how much the figure would move on
+another draw of competitions; with 15 to 75 competitions and often 3 seeds a normal
+interval from it is too narrow (Miller 2024, arXiv:2411.00640; Bowyer et al. 2025,
+arXiv:2503.01747). Every experiment of a split is resampled with the same draws (common
+random numbers), so differences and ranks reflect the experiments; an entry known only by
+its published mean ± SEM gets wider ``normal_replicates``. Each function's rule:
+docs/architecture.md.
 """
 
 from __future__ import annotations

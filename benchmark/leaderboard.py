@@ -1,15 +1,11 @@
 """Human private leaderboards: read MLE-bench's ``leaderboard.csv`` and Kaggle's download.
 
-Two formats are understood:
-
-* MLE-bench's ``leaderboard.csv`` (``scoreNullable,teamId,hasTeamName,submissionDate,
-  score,hasScore``), as its ``mlebench/competitions/<id>/`` folders hold it (in Git LFS);
-* Kaggle's leaderboard download (``Rank,TeamId,TeamName,LastSubmissionDate,Score,
-  SubmissionCount,TeamMemberUserNames``), as a CSV or as the zip Kaggle serves.
-
-MLE-bench ranks against the file's rows in file order; so do we when the file is in
-order. The direction comes from the catalogue; when the file's order disagrees with it
-we say so in ``warnings`` and sort stably best-first.
+Two formats: MLE-bench's ``leaderboard.csv`` (``scoreNullable,teamId,hasTeamName,
+submissionDate,score,hasScore``, in its competitions' folders) and Kaggle's download
+(``Rank,TeamId,TeamName,LastSubmissionDate,Score,...``, a CSV or Kaggle's zip).
+MLE-bench ranks against the rows in file order, and so does this when the file is in
+order; when the order disagrees with the catalogue's direction, ``warnings`` says so and
+the rows are sorted stably best-first.
 """
 
 from __future__ import annotations

@@ -1,20 +1,10 @@
 """Kaggle's medal rules exactly as MLE-bench applies them (``Grader.rank_score``).
 
-Given the private leaderboard's scores in leaderboard order (best first), the gold, silver
-and bronze thresholds are the scores at fixed positions that depend on the number of
-teams N (kaggle.com/progression):
-
-| N        | gold            | silver        | bronze        |
-|----------|-----------------|---------------|---------------|
-| 1-99     | top 10%         | top 20%       | top 40%       |
-| 100-249  | top 10          | top 20%       | top 40%       |
-| 250-999  | top 10 + 0.2% N | top 50        | top 100       |
-| 1000+    | top 10 + 0.2% N | top 5%        | top 10%       |
-
-("top p%" is position max(1, floor(N * p)).) A score equal to a threshold earns that
-medal; a run gets only its best medal; "above median" is strictly better than the
-median of all the leaderboard's scores (pandas' median: NaN scores are skipped, an even
-count averages the two middle scores).
+Given the private leaderboard's scores best first, the gold, silver and bronze thresholds
+are the scores at positions that depend on the number of teams N (kaggle.com/progression;
+the table is in docs/architecture.md). A score equal to a threshold earns that medal; a
+run gets only its best medal; "above median" is strictly better than the median of all
+the leaderboard's scores (pandas' median: NaN scores skipped).
 """
 
 from __future__ import annotations

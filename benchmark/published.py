@@ -2,17 +2,11 @@
 
     entries = read_readme_leaderboard(Path("mle-bench/README.md").read_text())
 
-The README's "## Leaderboard" section holds one markdown table (agent, LLMs, Any Medal %
-as ``mean ± SEM`` for the Low/Lite, Medium, High and All splits, running time, date,
-known leakage, source code and grading reports available) followed by footnote
-definitions (``[^3]: Computed by padding incomplete seeds with failing scores.``). A
-footnote reference in a cell marks that cell: on a figure it marks the figure, on the
-agent or LLM cell it is a note on the entry. Columns are found by their heading, so a
-reordered table still reads; a table without the split columns is an error.
-
-``entries_to_yaml`` / ``entries_from_yaml`` write and read the shipped copy
-(``benchmark/data/published_results.yaml``), so refreshing it is
-``mleboard published README.md --output benchmark/data/published_results.yaml``.
+The README's "## Leaderboard" section holds one markdown table followed by footnote
+definitions; a footnote reference marks the figure it is on, or, on the agent or LLM cell,
+is a note on the entry. Columns are found by their heading; a table without the split
+columns is an error. ``entries_to_yaml`` / ``entries_from_yaml`` write and read the shipped
+copy: ``mleboard published README.md --output benchmark/data/published_results.yaml``.
 """
 
 from __future__ import annotations

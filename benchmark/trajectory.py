@@ -1,15 +1,11 @@
 """AIDE's search tree, read from the ``journal.json`` its runs leave under ``logs/``.
 
-aideml writes a Journal as ``{"nodes": [...], "node2parent": {child id: parent id},
-"__version": "2"}`` (``aide/utils/serialize.py``), each node a ``Node`` dataclass:
-``id``, ``step``, ``plan``, ``code``, ``_term_out`` (a list of output pieces),
-``exec_time``, ``metric`` (``{"value", "maximize"}``, value null for a worst metric),
-``is_buggy``, ``analysis``, ``ctime`` (seconds since the epoch), ``parent`` and
-``children`` (emptied on write). Older and hand-made journals give ``parent`` as an id
-(or a node object) or ``children`` as ids, and ``term_out`` as a string: all are read.
-
-A node is a *draft* (no parent), a *debug* (its parent is buggy) or an *improve* (its
-parent works). Nothing here knows Django.
+aideml writes ``{"nodes": [...], "node2parent": {child: parent}, "__version": "2"}``
+(``aide/utils/serialize.py``), each node a ``Node`` (``id``, ``step``, ``plan``, ``code``,
+``_term_out``, ``exec_time``, ``metric``, ``is_buggy``, ``analysis``, ``ctime``...).
+Journals that give ``parent`` as an id or a node, ``children`` as ids, or ``term_out`` as a
+string are read too. A node is a *draft* (no parent), a *debug* (its parent is buggy) or an
+*improve* (its parent works). Nothing here knows Django.
 """
 
 from __future__ import annotations

@@ -2,15 +2,11 @@
 rule-violation checks on files (see ``benchmark.integrity``).
 
 ``similarity`` compares every code file under ``--submissions`` with every one under
-``--references`` (``.py``, ``.ipynb``, ``.R``) as Dolos does and prints the pairs at or
-above ``--threshold``. ``--max-fingerprint-percentage`` and ``--ignore`` are Dolos' ``-M``
-and ``-i``: fingerprints in more than that fraction of all the files compared (both
-folders), and those of a template file, are ignored. The figures are those of Dolos given
-every file in name order (with these options Dolos' figure for a pair depends on which of
-its two files it was given first), so they do not depend on which folder a file is in; a
-file in both folders is one file: it is not paired with itself, and a pair of two such
-files is printed once. ``integrity`` prints the findings of the rule-violation detectors
-on a run folder (its ``code/`` and ``logs/``).
+``--references`` as Dolos does and prints the pairs at or above ``--threshold``
+(``--max-fingerprint-percentage`` and ``--ignore`` are Dolos' ``-M`` and ``-i``; figures as
+Dolos gives them for every file in name order; a file in both folders is one file).
+``integrity`` prints the rule-violation detectors' findings on a run folder. More in
+docs/integrity.md.
 
 Exit codes: 0 (also when something was found: the output says what), 2 a usage problem.
 """

@@ -1,22 +1,14 @@
 """The base class every competition grader derives from.
 
-A grader turns (submission CSV, prepared data folder) into a ``GradeResult``:
-
-1. ``read_submission``  - the CSV as a pyarrow table (ids as text);
-2. ``load_answers``     - the private answers (cached while the file is unchanged);
-3. ``prepare``          - every acceptance check MLE-bench makes, then the aligned arrays;
-                          raises ``InvalidSubmission`` with a message a person can act on;
-4. ``compute``          - the metric on the prepared arrays, a plain float.
-
-``grade`` runs all four and rounds like MLE-bench; ``validate`` stops after ``prepare`` and
-never reveals a score.
-
-Validation answers an agent while it runs, so its verdict and message may depend on the
-private answers only through what is public anyway: the test ids and the row count. Where
-MLE-bench's acceptance depends on answer values (which rows are scored, which answers are
-empty), ``validation_checks`` asks for a stricter condition on the submission alone first;
-errors about the answers themselves are ``GraderError`` (the service says only that it
-failed), and an unexpected error's text is not shown (it may quote the answers).
+A grader turns (submission CSV, prepared data folder) into a ``GradeResult`` in four steps:
+``read_submission`` (a pyarrow table, ids as text), ``load_answers`` (cached while the file
+is unchanged), ``prepare`` (every acceptance check MLE-bench makes, raising
+``InvalidSubmission`` with a message a person can act on) and ``compute`` (the metric, a
+float). ``grade`` runs all four and rounds like MLE-bench; ``validate`` stops after
+``prepare`` and never reveals a score. Validation answers an agent while it runs, so it may
+depend on the private answers only through the test ids and the row count
+(``validation_checks``); errors about the answers are ``GraderError``, and an unexpected
+error's text is not shown (it may quote the answers).
 """
 
 from __future__ import annotations

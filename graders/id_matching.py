@@ -1,15 +1,12 @@
 """Fast pairing of submission rows with answer rows by id, for the common cases.
 
-Hashing a million text ids in pyarrow takes most of a second. Two shapes of id cover most
-competitions and can be paired with plain numpy sorts instead:
-
-* integer ids (pandas reads them as int64, so they match by value: "007" == "7");
-* text ids that all have the same length (hex digests, UUIDs, zero-padded names): their
-  bytes are read as uint64 words straight from pyarrow's buffers and hashed twice with
-  independent constants; rows are paired by sorting one hash and confirmed by the other.
-
-``fast_order`` returns None when neither applies or when the ids do not match one to one;
-the caller then falls back to the exact, slower path that also explains what is wrong.
+Hashing a million text ids in pyarrow takes most of a second; two shapes of id can be
+paired with numpy sorts instead: integer ids (pandas reads them as int64, so "007" == "7")
+and text ids all of one length (hex digests, UUIDs, zero-padded names), whose bytes are
+read as uint64 words from pyarrow's buffers, hashed twice with independent constants,
+paired by sorting one hash and confirmed by the other. ``fast_order`` returns None when
+neither applies or the ids do not match one to one; the caller then takes the exact,
+slower path that also explains what is wrong.
 """
 
 from __future__ import annotations

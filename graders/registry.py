@@ -1,32 +1,12 @@
 """Which grader grades which competition.
 
-Every competition id maps explicitly to the module that defines its grader. Modules are
-imported only when one of their competitions is graded, so grading a column metric never
-pays for pandas, scikit-learn or shapely.
-
-How to add a competition
-------------------------
-1. Write (or reuse) a pure metric function in ``graders/metrics/<metric>.py``: numpy arrays
-   in, a float out, no file reading, no submission checks.
-2. In a module under ``graders/competitions/``, write a ``CompetitionGrader`` subclass (see
-   ``graders/core.py``), or reuse a family class such as ``graders.competitions.columns``:
-   ``prepare(submission, answers)`` makes every acceptance check MLE-bench's ``grade.py`` makes
-   (helpers in ``graders/validation.py``) and raises ``InvalidSubmission`` with a message a
-   person can act on; ``compute(prepared)`` calls the metric. Record each leniency or oddity of
-   MLE-bench you reproduce in ``quirks``. Set ``numpy_rounding = False`` when MLE-bench's
-   grade function returns a Python float rather than a numpy float64: ``round(x, 5)``
-   rounds the two differently (see ``graders.core.round_score``).
-3. Give the module a ``GRADERS: dict[str, CompetitionGrader]`` holding one instance per
-   competition id it grades (``answers`` = the catalogue's answers path).
-4. Map the id to the module: core column metrics in ``_CORE_GRADER_MODULES`` below, complex
-   metrics (masks, boxes, sequences, text) in
-   ``graders/competitions/index_complex.py::COMPLEX_GRADER_MODULES``.
-5. Test it in ``tests/graders/`` with answers built by ``tests/graders/synthetic.py``: a
-   perfect submission gets the best score, the sample submission is valid, a corrupted one is
-   rejected with the right message.
-
-``tests/graders/test_registry.py`` checks that every catalogue id (and the demo ids) has a
-grader and that each module's ``GRADERS`` agrees with this index.
+Every competition id maps explicitly to the module that defines its grader: core column
+metrics in ``_CORE_GRADER_MODULES`` below, complex ones in
+``graders.competitions.index_complex``. Modules are imported only when one of their
+competitions is graded, so grading a column metric never pays for pandas, scikit-learn or
+shapely. How to add a competition, step by step: docs/architecture.md.
+``tests/graders/test_registry.py`` checks that every catalogue id has a grader and that
+each module's ``GRADERS`` agrees with this index.
 """
 
 from __future__ import annotations

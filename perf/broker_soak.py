@@ -4,13 +4,10 @@ Prints the worker crashes, lost and duplicated tasks, pings answered and through
 
     python perf/broker_soak.py                         # the site's broker (webapp/ops/embedded_broker.py)
     python perf/broker_soak.py --transport kombu       # kombu's filesystem transport as shipped
-    python perf/broker_soak.py --transport sqlalchemy  # kombu's SQLAlchemy transport on SQLite
     python perf/broker_soak.py --tasks 200             # a quick look
 
-The broker's options are the site's (``webapp/project/settings.py`` for ``filesystem://``: its
-folders, polling interval, acks-late, prefetch of one), in a temporary var folder. Each task
-writes a file named after its number, so a lost task is a missing number and a duplicate is
-a second file for one number. The soak stops by itself (``--timeout``).
+Each task writes a file named after its number: a lost task is a missing number, a
+duplicate a second file (docs/benchmarks.md). The soak stops by itself (``--timeout``).
 """
 
 from __future__ import annotations

@@ -4,14 +4,10 @@
     .venv/bin/python perf/catalogue_bench.py --rows 20000
     .venv/bin/python perf/catalogue_bench.py --rows 500 spaceship-titanic AI4Code
 
-Builds every competition (or the named ones) with ``tests/catalogue_data.py`` under a
-temporary folder, then calls ``graders.grade_submission`` on each perfect submission twice,
-in one process: ``first`` includes reading the answers and any import the grader makes
-lazily (e.g. scikit-learn inside a metric); ``again`` is with the answers cached. The grader
-modules themselves are already imported by the build. Competitions are graded in sorted
-order, so a lazy import shared by several graders is paid by the first of them. Prints one
-line per competition, the slowest five and the totals; exits 1 if a perfect submission is
-invalid or misses its best score.
+Each is graded twice in one process: ``first`` with reading the answers and lazy imports,
+``again`` with the answers cached (method: docs/benchmarks.md). Prints one line per
+competition, the slowest five and the totals; exits 1 if a perfect submission is invalid
+or misses its best score.
 """
 
 from __future__ import annotations

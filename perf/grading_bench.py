@@ -3,13 +3,9 @@
     .venv/bin/python perf/grading_bench.py            # 10^4, 10^6 and 10^7 rows
     .venv/bin/python perf/grading_bench.py --quick    # 10^4 and 10^6 rows
 
-Each (metric, rows) case builds synthetic answers and a shuffled submission in MLE-bench's
-layout under a temporary folder, then grades it in a fresh Python process so that the peak
-memory (max RSS) belongs to that case alone. Reported: rows per second of
-``graders.grade_submission`` (reading both CSVs, checks, metric), the peak RSS of the
-grading process and its ratio to the submission CSV's size, and for 10^6 rows the wall time
-and peak RSS of the complete ``python -m cli grade-sample`` process (start-up and
-imports included).
+Each (metric, rows) case is graded in a fresh Python process, so that its peak memory is
+its own: rows per second, peak RSS and its ratio to the CSV's size, and for 10^6 rows the
+whole ``python -m cli grade-sample`` process (method: docs/benchmarks.md).
 """
 
 from __future__ import annotations

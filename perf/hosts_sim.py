@@ -1,28 +1,14 @@
 """Four run hosts, one site: a simulation of ``runs.cpu``/``runs.gpu`` routing, claims in
-the database and a host lost midway.
-
-Four real Celery workers, each its own process group with its own MLEBOARD_HOST_NAME,
-capacity and queues (two CPU hosts on ``runs.cpu``, two GPU hosts on
-``runs.cpu,runs.gpu``, concurrency = their run slots), run the dummy agent on 75
-competitions x 3 seeds (two seeds on CPU, one asking for a GPU) on the local backend (or
-docker). This process is the site: it launches the runs, runs the sweeper every
-``--reaper-interval`` seconds (what beat does), samples the claims table many times a
-second (CPUs and memory claimed on each host against what it registered, GPU ids held
-twice on a host) and SIGKILLs one GPU host's whole process group once ``--kill-at`` of the
-runs have ended. It prints the maximum over-commitment seen (must be 0), how many runs
-completed (must be all), how many of the killed host's runs completed on another host,
-and the time taken.
+the database and a host lost midway. Prints the maximum over-commitment seen (must be 0),
+the runs completed (must be all) and those of the killed host finished elsewhere
+(method: docs/benchmarks.md).
 
     .venv/bin/python perf/hosts_sim.py                        # SQLite + the embedded broker
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/mleboard_sim \\
     CELERY_BROKER_URL=redis://127.0.0.1:6379/11 .venv/bin/python perf/hosts_sim.py
 
-On docker, GPU runs get real devices: without the NVIDIA runtime use ``--cpu-seeds 3
---gpu-seeds 0`` (the local backend hands out the simulated GPU ids without devices).
-
-With a DATABASE_URL, the database ``<its name>_hostsim`` on that server is dropped and
-created for the simulation (never the one named); with a CELERY_BROKER_URL, that Redis
-database is purged.
+With a DATABASE_URL, the database ``<its name>_hostsim`` is dropped and created (never the
+one named); with a CELERY_BROKER_URL, that Redis database is purged.
 """
 
 from __future__ import annotations

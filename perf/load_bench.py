@@ -1,24 +1,7 @@
-"""The site under a crowd: gunicorn as deployed (``compose.yaml``: 3 sync workers) on a
-database filled like ``explorer_bench.py`` (200 experiments x 75 competitions x N seeds of
-MLE-bench grading reports, published), and 50 concurrent clients (asyncio, raw HTTP/1.1
-on sockets, keep-alive when the server allows it) asking for
-
-  (a) a static file (whitenoise), the ceiling of this server on this machine,
-  (b) the leaderboard ``/`` and ``/api/leaderboard/``,
-  (c) a mix: leaderboard, experiment pages and their API, competition pages and list,
-      compare pages of 2 and 4 experiments,
-  (d) the same pages for a person signed in (a session cookie; they own one private
-      experiment of their own, so the leaderboard shows it to them): ``/``, experiment
-      pages and compare pages, served by ``webapp.edge.viewer_pages`` when the cache is on.
-
-With the cache on, every distinct address is requested first (a warm cache, the steady
-state of a crowd reading the same pages). Each scenario then runs ``--warmup`` seconds
-and is measured for ``--seconds``: requests/s,
-p50 and p99 latency (from sending the request to the last byte of the body, connecting
-included), and errors (a status >= 400 or a broken connection). It runs once per page
-cache configuration: ``off`` (``MLEBOARD_PAGE_CACHE=0``), ``redis`` (pages in a Redis of
-their own, as compose runs it: a private ``redis-server`` the bench starts, or
-``--redis-url``; the site sets its bound) and ``memory`` (each worker's memory, as ``make run`` runs it).
+"""The site under a crowd: gunicorn as deployed on a database of published MLE-bench reports,
+and 50 concurrent clients asking for a static file, the leaderboard, a mix of pages, and
+the same pages signed in; requests/s, p50/p99 and errors for each page cache configuration
+(method: docs/benchmarks.md).
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/mleboard_load \\
         .venv/bin/python perf/load_bench.py [--seeds 5] [--configs off,redis,memory]

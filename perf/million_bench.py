@@ -1,15 +1,7 @@
-"""A million grading reports: import them, then time the pages that read them.
-
-200 experiments x 75 competitions x ~67 seeds (134 experiments of 67 seeds, 66 of 66:
-1,000,050 reports) are written as an MLE-bench ``runs/`` folder (one run group per seed,
-its ``*_grading_report.json`` written by ``benchmark.reports``), imported through
-``webapp.results.imports.reports.import_runs_folder`` (what ``import_grading_reports``
-does, streamed and in ``--jobs`` processes: each experiment read, stored with COPY in one
-transaction and its figures computed once), timed from the folder to the last figure. Then the leaderboard, an experiment page, compare pages and a competition
-page are requested ``--requests`` times each with the page cache off (the point is the
-queries): median and p90 of the server time (the Server-Timing header).
-
-PostgreSQL only, in a database of its own, dropped and created (never ``mleboard``):
+"""A million grading reports: import them, then time the pages that read them (the import
+from folder to last figure; median and p90 server time of each page with the page cache
+off; method: docs/benchmarks.md). PostgreSQL only, in a database of its own, dropped and
+created (never ``mleboard``):
 
     DATABASE_URL=postgresql://postgres@127.0.0.1:5432/mleboard_million \\
         .venv/bin/python perf/million_bench.py [--reports 1000000] [--jobs 2] [--runs DIR]

@@ -1,22 +1,6 @@
-"""The page cache's bounds, measured on a running site (the drill's: gunicorn with 2
-workers, a grading worker, beat; ``perf.drill``'s ``Site``), with the page cache in a
-private ``redis-server`` of its own (``MLEBOARD_CACHE_URL``; its ``maxmemory`` is set by the
-site from ``MLEBOARD_CACHE_MAX_BYTES``) and ``--experiments`` published experiments of
-imported reports (``perf/load_bench.py``'s data) so the public pages have figures.
-
-1. Memory. ``--urls`` (10,000) distinct anonymous addresses of the public pages, made
-   distinct the way a crawler or an attacker does: unknown parameters (``utm_source``, a
-   cache buster), parameters in another order, repeated, and ``Accept`` variants on the API.
-   Prints the Redis's ``used_memory``, keys and evictions before and after. Then
-   ``--searches`` distinct *valid* addresses (``/competitions/?q=...``, each a page of its
-   own): the memory must stay under ``maxmemory``, least recently used pages evicted.
-   Then ``--since`` (5,000) distinct ``?since=`` days on ``/`` and ``/api/leaderboard/``,
-   anonymous and signed in (a session, as a browser has): prints each web process's
-   resident memory (RSS) and the Redis's keys before and after.
-2. Scoping. ``--uploads`` (8) private uploads of 4 runs each are sent and graded while
-   ``--clients`` (20) clients ask for ``/``; prints ``/``'s p50 and p99 at rest and during
-   the grading, and how many times a public page's content version changed (Redis keyspace
-   notifications on the version keys; each change re-renders pages).
+"""The page cache's bounds, measured on a running site (``perf.drill``'s ``Site``) with the
+cache in a private ``redis-server``: its memory under many distinct addresses, and how
+often private grading makes public pages render again (method: docs/benchmarks.md).
 
     .venv/bin/python perf/page_cache_bench.py [--backend embedded|pg-redis]
         [--database-url postgresql://postgres@127.0.0.1:5432/mleboard_cache_bench]
@@ -24,8 +8,7 @@ imported reports (``perf/load_bench.py``'s data) so the public pages have figure
         [--cache-max-bytes 16m]
 
 Every process it starts is stopped on exit, and its var dir removed (``--keep`` keeps it);
-the database named by ``--database-url``
-(pg-redis) is dropped and created, never ``mleboard``.
+the database named by ``--database-url`` (pg-redis) is dropped and created, never ``mleboard``.
 """
 
 import argparse

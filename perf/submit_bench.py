@@ -1,19 +1,6 @@
 """``mleboard submit`` of a large upload against gunicorn: memory of the client and of the
-web processes, throughput on loopback, and the time to resume after an interruption.
-
-It makes a fresh PostgreSQL database (``--database-url``, dropped and created) and var
-dir, migrates, loads the catalogue, makes a user with an API token
-(``manage.py create_token``), starts gunicorn (``--workers``, its own process group) and
-writes one MLE-bench run group whose logs hold ``--gib`` GiB (incompressible; files of
-512 MiB). Then:
-
-1. ``mleboard submit`` sends it whole; every 0.1 s the resident memory (VmRSS) of the
-   command and of each gunicorn worker is sampled: the peaks are printed, with the
-   throughput (bytes / wall time of the sending, from the first to the last byte);
-2. the same folders under another experiment name are sent and interrupted (SIGINT) at
-   about 40%; the command must exit 3; run again, the seconds from its start until the
-   site's offset moves past the interrupted one is the time to resume, and the rest is
-   sent.
+web processes, throughput on loopback, and the time to resume after an interruption
+(method: docs/benchmarks.md). It drops and creates the database ``--database-url`` names.
 
 Run from the repository root (about 3 x the size in free disk):
 

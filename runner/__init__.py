@@ -1,19 +1,15 @@
 """Run agents on competitions: specs, execution backends, the validation service, agents.
 
-Pure Python (no Django). The one entry point a caller needs is ``run_agent``; a Celery
-task builds a ``RunSpec`` (``spec_for_agent``), passes a ``threading.Event`` to cancel and a
-heartbeat callback, and grades the returned outcome's submission itself::
+Pure Python (no Django). The one entry point a caller needs is ``run_agent``::
 
     cancel = threading.Event()  # set it from a revoke/cancel handler
     spec = spec_for_agent(find_agent("baseline"), "demo-wine", resources=..., seed=1)
     outcome = run_agent(spec, data_dir=DATA, output_dir=RUN_DIR, backend="docker",
                         cancel=cancel, heartbeat=record_heartbeat,
                         control=RunControl(on_started=record_container_name))
-    outcome.outcome, outcome.submission_path, outcome.snapshots, outcome.to_json()
 
-A reaper whose run's worker died removes the container by the name recorded in
-``on_started`` with ``runner.reaper.remove_run_container``.
-"""
+The caller grades ``outcome.submission_path`` itself; a reaper whose run's worker died
+removes the container by its recorded name (``runner.reaper.remove_run_container``)."""
 
 from runner.agent_definition import (
     AgentConfigError,

@@ -1,29 +1,10 @@
 """Agent definitions: a folder with ``agent.yaml``, a ``Dockerfile`` and the agent's files.
 
-``agent.yaml``::
-
-    name: baseline                  # lowercase letters, digits, '-' and '_'
-    description: One line for people.
-    start: [python3, main.py]       # run in the agent's folder (/home/agent in the image)
-    env: {STEPS: "10"}              # fixed variables
-    env_from_host: [OPENAI_BASE_URL]  # required, taken from the harness's environment
-    secrets: [OPENAI_API_KEY]       # required, from the environment, masked in logs
-    egress: false                   # granted network egress (off unless true)
-    llm: false                      # needs an OpenAI-compatible model endpoint (below)
-    wheels: requirements.txt        # exact pins installed from a host wheelhouse (below)
-    build_network: false            # the image build needs a package index (PyPI...)
-
-``llm: true``: the operator's endpoint comes from ``MLEBOARD_LLM_BASE_URL`` (e.g.
-``http://127.0.0.1:8000/v1``) and its key from ``MLEBOARD_LLM_API_KEY`` in the harness's
-environment; the agent sees them as ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` (in a
-container the URL is the in-container end of the socket bridge, ``runner.llm_bridge``),
-and the key is masked in the run's log like any secret. ``MLEBOARD_LLM_MODEL``, if set, is
-passed on as is (the model name the endpoint serves; each scaffold says how it uses it).
-
-``wheels``: a requirements file of the agent's folder with exact pins (``name==version``,
-a full lock); ``mleboard images`` downloads those wheels into the host's wheelhouse and
-adds them to the build context as ``wheels/``, so the Dockerfile installs them with
-``pip install --no-index --find-links wheels`` and the build needs no network.
+``agent.yaml`` names the agent, its start command, fixed variables, variables and secrets
+taken from the harness's environment, whether it gets egress or a model endpoint
+(``llm``: ``MLEBOARD_LLM_BASE_URL``/``MLEBOARD_LLM_API_KEY`` seen as ``OPENAI_BASE_URL``/
+``OPENAI_API_KEY``), pinned ``wheels`` from the host's wheelhouse, and whether its build
+needs a package index. Every key, with an example: docs/agents.md.
 
 The shipped agents live in ``runner/agents/<name>/``; any folder of that shape works.
 """

@@ -1,44 +1,14 @@
 """Run an agent in a Docker container, with the limits enforced by the engine and the kernel.
 
-The container, what the agent sees:
-
-- the competition's public data read-only at ``/home/data``, the instructions and the
-  validation client (read-only), the folder holding the validation service's socket;
-- ``/home/submission``, ``/home/logs`` and ``/home/code`` on in-memory file systems
-  (tmpfs) of ``RunSpec.output_max_bytes`` each, ``/tmp`` (holding ``$HOME``) of
-  ``RunSpec.scratch_bytes``, and a read-only root file system: the agent writes nothing
-  to the host's disk, and what it writes counts against its memory limit;
-- no network unless the spec grants egress (and then only if the engine has a usable
-  network by that name: otherwise the run does not start); an agent with a model endpoint
-  (``RunSpec.llm_base_url``) reaches it, and only it, through a unix socket mounted at
-  ``/home/llm`` and a forwarder on the container's own loopback (``runner.llm_bridge``);
-- a seccomp profile (``runner/seccomp.json``, in place of Docker's default one): it
-  allows by default and refuses, by name, kernel keyrings, BPF, userfaultfd, perf,
-  io_uring, ptrace and reading other processes' memory, mounts, new namespaces (unshare,
-  setns, clone flags; clone3 answers ENOSYS so that the C library falls back to clone),
-  modules, kexec, file handles, clocks, swap, reboot, and every socket family but
-  AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK (EAFNOSUPPORT); ``no-new-privileges``;
-- ``mem_limit``/``nano_cpus``/``pids_limit``/``shm_size``.
-
-Who runs what. PID 1 is the engine's ``docker-init`` and its only child is ``sleep
-<time limit + kill grace>``, both root: when the sleep ends, init exits and the kernel
-kills everything in the container, which the engine then removes (``auto_remove``). That
-is the time limit's last line, and it holds with no mleboard process alive. The agent is
-started by the harness with ``docker exec`` as uid:gid ``RunSpec.user`` (59999 by
-default, an id no account uses) through ``setpriv``, with every capability gone (bounding
-set included): it cannot signal the root processes, so it cannot end or extend the
-container's life. The container keeps only CAP_SETUID, CAP_SETGID and CAP_SETPCAP, which
-``setpriv`` needs. The deadline is also in the labels (``org.mleboard.deadline``,
-``org.mleboard.kill-after``, epoch seconds) so that ``runner.reaper`` (``mleboard reap``,
-the site's sweeper) removes a container its watchdog failed to end: the watchdog runs the
-image's ``sleep``, which the agent's image could replace.
-
-The harness enforces the time limit itself first: it kills the agent's processes (a
-``kill -9 -1`` as the agent's user, ``runner.docker_exec``), copies the outputs out
-(``runner.outputs``, as the agent's user, bounded, links never followed), then removes
-the container. Snapshots are copied the same way while the agent runs. Outcomes come
-from the engine: ``out_of_memory`` only when it says so (the container's ``OOMKilled``
-state or an ``oom`` event for it), never from an exit code (137 is any SIGKILL).
+The agent sees its data read-only, writes only to size-capped in-memory file systems under
+a read-only root, has no network unless granted egress (a model endpoint only through
+``runner.llm_bridge``), runs under ``runner/seccomp.json`` with ``no-new-privileges``, and
+as an unprivileged uid with no capabilities beside a root watchdog (``docker-init`` and a
+``sleep`` of the time limit): the deadline holds with no mleboard process alive, and
+``runner.reaper`` finds a container past it by its labels. The harness kills the agent at
+the time limit first, copies the outputs out (``runner.outputs``) and removes the
+container; ``out_of_memory`` comes from the engine, never from an exit code.
+The container's layout and privileges in full: docs/agents.md.
 """
 
 from __future__ import annotations

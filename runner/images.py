@@ -1,24 +1,12 @@
 """Build mleboard's images without any registry.
 
-The base image is a Debian root filesystem made by ``debootstrap`` from Debian's packages
-(Python 3 with numpy, pandas and scikit-learn, a non-root ``agent`` user, the ``/home``
-layout) and imported into the engine. Each agent's image is its ``Dockerfile`` built
-``FROM`` that base (passed as the ``BASE_IMAGE`` build argument) with no network, unless
-the agent says its build needs a package index.
-
-An agent whose ``agent.yaml`` names ``wheels: requirements.txt`` (exact pins) gets them
-from a wheelhouse on the host: ``pip download`` (for the image's Python 3.11 on
-linux x86_64, binary wheels only; a pure-Python sdist is built into a wheel with the
-host's pip) into ``$MLEBOARD_WHEELHOUSE`` (default ``~/.cache/mleboard/wheelhouse``), one
-folder per lock, downloaded once and kept. They are copied into the build context as
-``wheels/`` so that the Dockerfile installs them with ``pip install --no-index
---find-links wheels``: the engine needs no network to build (dockerd ``--bridge=none``).
-
-Tags are content hashes, so a rebuild happens only when the recipe or the agent's files
-change and a second call is a no-op: ``mleboard/base:<hash>`` (also tagged ``latest``) and
-``mleboard/agent-<name>:<hash>``. Building the base needs root (debootstrap, chroot).
-A ``RootfsRecipe`` says what such an image is made of; ``runner.stack_images`` has the
-recipes of the images compose.yaml runs.
+The base image is a Debian root filesystem made by ``debootstrap`` and imported into the
+engine; each agent's image is its ``Dockerfile`` built ``FROM`` it with no network, its
+pinned wheels copied from the host's wheelhouse (``$MLEBOARD_WHEELHOUSE``). Tags are
+content hashes (``mleboard/base:<hash>``, also ``latest``; ``mleboard/agent-<name>:<hash>``),
+so a second call is a no-op. Building the base needs root (debootstrap, chroot). A
+``RootfsRecipe`` says what such an image is made of; ``runner.stack_images`` has the recipes
+of the images compose.yaml runs. Details: docs/agents.md.
 """
 
 from __future__ import annotations

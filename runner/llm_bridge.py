@@ -1,26 +1,12 @@
 """The way a container with no network reaches the operator's model endpoint.
 
-Agent containers run with ``network_mode="none"``: a loopback interface and nothing else.
-An agent that needs a model (``llm: true`` in its ``agent.yaml``) reaches the operator's
-OpenAI-compatible endpoint (``MLEBOARD_LLM_BASE_URL``) through a unix socket, and only it:
-
-- on the host, ``HostBridge`` listens on ``llm.sock`` in a folder of its own (mounted
-  read-only into the container at ``/home/llm``) and relays each connection's HTTP/1.1
-  requests to the endpoint's host and port (TLS to it when the URL is ``https``), counting
-  what the run asks of its model (``runner.llm_relay``, ``runner.llm_meter``: requests,
-  tokens, errors, time waited; never the texts);
-- in the container, ``forward.py`` (``runner/llm_forwarder.py``, copied into the same
-  folder) is started as the agent's
-  user before the agent: it listens on ``127.0.0.1:BRIDGE_PORT`` and joins each connection
-  to the socket. The agent's ``OPENAI_BASE_URL`` is ``http://127.0.0.1:BRIDGE_PORT`` plus
-  the endpoint's path (``/v1``).
-
-Nothing else leaves the container, and the engine needs no network of its own (dockerd
-with ``--bridge=none`` works). Requests reach the endpoint with its own ``Host``. When the
-endpoint does not answer a TCP connection, the run does not start and says why.
-
-The local backend's agent (a process on the host) is given the same bridge on a loopback
-TCP port (``tcp=True``), so its requests are counted the same way.
+An agent with ``llm: true`` reaches the operator's OpenAI-compatible endpoint
+(``MLEBOARD_LLM_BASE_URL``), and only it, through a unix socket: ``HostBridge`` on the host
+relays each HTTP/1.1 request to the endpoint and counts it (``runner.llm_meter``); in the
+container ``forward.py`` (``runner/llm_forwarder.py``) joins ``127.0.0.1:BRIDGE_PORT`` to
+the socket. Nothing else leaves the container and the engine needs no network of its own.
+The local backend's agent gets the same bridge on a loopback TCP port (``tcp=True``).
+More in docs/agents.md.
 """
 
 from __future__ import annotations

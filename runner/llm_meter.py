@@ -1,25 +1,11 @@
 """What a run asked of its model, counted at the bridge: requests, tokens, errors, waiting.
 
 The bridge (``runner.llm_bridge``) reads each HTTP/1.1 exchange between the agent and the
-operator's endpoint instead of copying bytes blindly, and tells a ``Meter`` about it:
-
-- the tokens come from each response's ``usage`` (OpenAI's ``prompt_tokens`` and
-  ``completion_tokens``; ``input_tokens``/``output_tokens`` as the Responses API names
-  them). A streamed chat request (``"stream": true``) is sent with
-  ``stream_options: {"include_usage": true}`` so that the stream ends with its usage; the
-  extra chunk is taken out again when the agent did not ask for it. An endpoint that
-  refuses that option (a 4xx answer to the amended request) gets the request again as the
-  agent wrote it, and is not asked again during the run;
-- a response without usage (such an endpoint's streams, or an endpoint that never says) is
-  *estimated*: characters of the prompt's and the answer's text divided by
-  ``CHARS_PER_TOKEN`` (OpenAI's rule of thumb for English). ``estimated_requests`` says
-  how many of the requests were counted so;
-- an error is an answer with status 400 or more (counted by status), an endpoint that
-  could not be reached, or an answer cut off before its end;
-- the waiting time is, summed over the requests, from the request's first byte sent to
-  the endpoint to the answer's last byte received.
-
-Only numbers are kept: no prompt, answer or header is recorded anywhere.
+operator's endpoint and tells a ``Meter`` about it: tokens from the response's ``usage``
+(streams are asked to include it), else *estimated* from characters
+(``CHARS_PER_TOKEN``); errors by status, unreachable or cut-off answers; time waited. Only
+numbers are kept: no prompt, answer or header is recorded anywhere. The rules in full:
+docs/agents.md.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """Run an agent as a local process: the development backend and the embedded default.
 
-Not a container. The agent is a process of the worker's host, started with an
-environment built from nothing (only what the run needs) and confined as well as the host
-allows (``runner.local_confinement``): as root, as an unprivileged uid in its own PID and
-mount namespaces with the site's folders hidden; otherwise less, down to nothing at all.
-What the agent can read is stored with the run (``RunOutcome.confinement``) and shown on
-the site. It can reach the network on every level. Use the Docker backend for anything
-you do not trust.
-
-What it does enforce: a wall-clock limit (the harness kills the agent's whole process
-group), an address-space limit (``RLIMIT_AS``: allocations past it fail, which Python
-reports as ``MemoryError``: out of memory is reported only when the agent failed and its
-output says so, never from an exit code alone), no core dumps, and the CPU count through
-CPU affinity. Snapshots are copied with the same byte limit as in a container (a larger
-submission is not read); the outputs are written straight to the host, so their limit is
-only checked at the end (``failed`` past it), not enforced. The agent sees where its data and outputs are through the
-same environment variables as in a container (``DATA_DIR``, ``SUBMISSION_DIR``...).
+Not a container. The agent is a process of the worker's host, started with an environment
+built from nothing and confined as well as the host allows (``runner.local_confinement``);
+what it can read is stored with the run (``RunOutcome.confinement``). It can reach the
+network on every level: use the Docker backend for anything you do not trust. Enforced: a
+wall-clock limit on its process group, ``RLIMIT_AS``, no core dumps, CPU affinity; outputs
+are written straight to the host and their limit checked at the end (docs/agents.md). It
+sees its data and outputs through the container's variables (``DATA_DIR``...).
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """What stands between a local agent and the host: the local backend's confinement.
 
-The local backend's agent is a process of the worker's host. Whatever it can read it can
-publish through its run files, so the worker's secrets (its environment: the model key,
-``SECRET_KEY``, ``DATABASE_URL``) must be out of its reach. Three levels, the best this
-host allows (probed once per process, ``local_confinement``):
-
-- ``isolated`` (the worker runs as root and ``unshare`` works): the agent runs as
-  ``AGENT_UID`` (the Docker backend's uid, no account's), with no capabilities, in its
-  own PID namespace (its ``/proc`` shows its own processes only, never the worker's
-  environment or command line) and mount namespace, where the site's folders and every
-  folder closed to other users are replaced by empty ones except what the run needs.
-- ``namespaces`` (not root, but user namespaces are allowed): the same namespaces and
-  hidden folders, as the worker's own user (so it reads every other file that user can).
-- ``none``: a plain process of the worker's user, which can read everything it can.
-
-The agent's environment is built from nothing on every level (``runner.local_backend``).
+Whatever the agent can read it can publish through its run files, so the worker's secrets
+must be out of its reach. Three levels, the best this host allows (probed once per process):
+``isolated`` (root and ``unshare``: ``AGENT_UID``, no capabilities, its own PID and mount
+namespaces, the site's folders and every folder closed to others replaced by empty ones),
+``namespaces`` (user namespaces: the same, as the worker's own user) and ``none`` (a plain
+process of the worker's user). The environment is built from nothing on every level
+(``runner.local_backend``). docs/agents.md says what each level hides.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Capture of an agent's output: capped in size, with secret values masked, every line marked.
 
-Backends feed raw bytes as they stream; the sink masks every declared secret (even
-when a secret is split across two chunks), keeps the first ``cap_bytes`` and, past the
-cap, the last part of the output (where the error usually is), with a marker between.
-
-``run.log`` holds two kinds of lines, and the agent cannot pass one for the other: each
-line of the agent's output starts with ``AGENT_PREFIX`` (``agent| ``; a carriage return
-ends a line like a newline does, so a progress bar becomes several lines), each line the
-harness writes (why the agent was stopped, a harness error) with ``HARNESS_PREFIX``
-(``[mleboard] ``). A reader that wants the agent's own output strips ``agent| `` from the
-lines that have it; a line starting ``[mleboard] `` was written by the harness.
+The sink masks every declared secret (even one split across two chunks), keeps the first
+``cap_bytes`` and, past the cap, the last part (where the error usually is). In ``run.log``
+each line of the agent's output starts with ``AGENT_PREFIX`` (``agent| ``; a carriage return
+ends a line too) and each line the harness writes with ``HARNESS_PREFIX`` (``[mleboard] ``),
+so the agent cannot pass one for the other.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """Bringing an agent's outputs to the host, bounded in bytes and never following a link.
 
-Sizes are apparent sizes (``st_size`` from ``lstat``/``fstat``): a sparse 10 GiB file counts
-as 10 GiB, and a file over its limit is never read, so it is never materialised either.
-
-In a container the outputs live on in-memory file systems the host cannot see; the
-harness runs ``COLLECTOR`` in the container (as the agent's user, with the image's
-``python3``) and reads the records it writes to stdout with ``receive``. The collector is
-code from the agent's image, so nothing it says is trusted: ``receive`` checks every name,
-type, size and total again and stops reading at the limits.
-
-The record stream: for each entry a 4-byte big-endian length and a JSON header
-``{"k": kind, "n": name, "s": size, "r": reason}``; kind ``d`` is a folder, ``f`` a
-regular file followed by exactly ``s`` bytes, ``x`` an entry left out (``r`` says why:
-too large, a link, too many files...). Names are ``/``-separated, under a root name.
+Sizes are apparent sizes (``st_size``): a sparse 10 GiB file counts as 10 GiB, and a file
+over its limit is never read. In a container the harness runs ``COLLECTOR`` (as the agent's
+user, with the image's ``python3``) and reads its records with ``receive``, which trusts
+nothing the collector says: every name, type, size and total is checked again. Record
+stream: a 4-byte big-endian length and a JSON header ``{"k", "n", "s", "r"}``; kind ``d`` a
+folder, ``f`` a file followed by exactly ``s`` bytes, ``x`` an entry left out (``r``: why).
 """
 
 from __future__ import annotations

@@ -2,34 +2,12 @@
 
 It runs in the harness's process, on the host, next to the private answers it needs; the
 agent reaches it only through a unix socket in a folder mounted into its container. It
-implements MLE-bench's ``/validate`` contract (``POST /validate`` with multipart field
-``file``; answer ``{"result": message}``, plus ``"valid"``) and ``GET /health``. It says
-valid or the reason - never a score.
-
-The agent is untrusted, so everything it can make the host spend is bounded
-(``ValidationLimits``, each bound settable by an environment variable):
-
-- threads: one accepting thread and a fixed pool of ``threads`` workers, whatever the
-  number of connections; past ``max_connections`` open ones a connection is answered 503
-  at once and closed by the accepting thread, without reading it;
-- time: a request's head must arrive within ``idle_timeout_s`` of the connection being
-  accepted, and its body without a pause longer than that (and at a minimum average rate),
-  else the connection gets 408 and is closed - idle and slowloris connections go away;
-- memory: the body is streamed, in chunks, straight into a temporary file (the multipart
-  form is parsed on the fly); past ``max_request_bytes`` it is refused with 413, by its
-  Content-Length before anything is read and by the bytes counted while streaming;
-- work: at most ``concurrent_validations`` submissions are received and checked at once;
-  a request waits up to ``queue_wait_s`` for its turn, then gets 503;
-- rate: at most ``rate_per_minute`` validations a minute per run (each run has its own
-  service); past it, 429 with when to retry.
-
-Every refusal is a JSON object ``{"error": ..., "details": ...}`` that
-``validate_submission.sh`` prints as it is.
-
-With a ``calls_path`` (a host file the agent cannot write, next to the run's ``run.log``),
-every answered ``/validate`` call - refusals included - is appended to it as one JSON line
-``{"at", "elapsed_s", "status", "valid", "message", "bytes"}``; at most
-``MAX_RECORDED_CALLS`` lines, then one last line saying the rest are not recorded.
+implements MLE-bench's ``/validate`` contract and ``GET /health``, and says valid or the
+reason - never a score. The agent is untrusted, so everything it can make the host spend
+(threads, time, memory, work, rate) is bounded by ``ValidationLimits``, each settable by an
+environment variable; every refusal is a JSON ``{"error", "details"}``. With a
+``calls_path``, every answered call is recorded as one JSON line. The bounds and records
+in full: docs/agents.md.
 """
 
 from __future__ import annotations

@@ -2,21 +2,12 @@
 
 Runs of one scaffold share its boilerplate (imports, loading the data, a validation split,
 writing ``submission.csv``), so two honest solutions to different problems can reach the
-plagiarism threshold. Dolos' answers, read from its source (``dolos-lib`` 3.5.1,
-``dolos-core`` 1.2.1), are two ways to ignore fingerprints:
-
-* ``maxFingerprintPercentage`` (``Dolos.analyze``, ``FingerprintIndex``): with N files in
-  the analysis, a fingerprint found in more than ``fraction * N`` of them is ignored
-  (``fileCount() > maxFingerprintFileCount``, a strict comparison against an unrounded
-  product). ``common_fingerprints`` with one document per file is exactly that. Dolos
-  refuses the option for two files (every shared fingerprint is then in all of them) and
-  treats 0 as no limit (``maxFingerprintFileCount || MAX_SAFE_INTEGER``).
-* the ignored file (``addIgnoredFile``): every fingerprint of a template file is ignored;
-  ``template_fingerprints``.
-
-What ignoring does to a pair's similarity is ``winnowing``'s (``compare_corpus`` and
-``best_match`` take the ignored hashes). A document may also be a group of files (a run's
-code): a fingerprint then counts once per document that holds it in any of its files."""
+plagiarism threshold. Dolos ignores fingerprints two ways, both here as it does them:
+``common_fingerprints`` (``maxFingerprintPercentage``: found in more than ``fraction * N``
+of N documents) and ``template_fingerprints`` (its ignored file). A document may be a group
+of files (a run's code). What ignoring does to a pair's similarity is ``winnowing``'s;
+the rules read from Dolos' source are in docs/integrity.md.
+"""
 
 from __future__ import annotations
 

@@ -1,25 +1,12 @@
 """Rule-violation detectors over a run folder's ``code/`` and ``logs/``.
 
-One function per question MLE-bench asks of a run's logs and code, each deterministic
-and returning :class:`Finding` s (file, line, excerpt) for a person to review:
-
-* :func:`hand_written_submission` - was the submission written from literals rather than
-  model output (a DataFrame built from literal lists/dicts written with ``to_csv``, CSV
-  text literals written to a file, ``echo``/heredoc into a ``.csv`` in shell)?
-* :func:`external_llm_use` - did the code call an external LLM (``openai``,
-  ``anthropic``, ``google.generativeai``, ``cohere``, ``mistralai``, ``litellm``, ...;
-  their API hosts; their API-key variables)?
-* :func:`unauthorized_resources` - did it fetch from outside the sandbox (HTTP clients or
-  ``pd.read_csv`` etc. given a remote URL, ``curl``/``wget``), use Kaggle's CLI or API,
-  or read the grader's private answers?
-
-Python is read with :mod:`ast` (every ``.py`` and the code cells of every ``.ipynb``);
-shell (``.sh``, notebook ``!`` lines, commands given to ``subprocess``/``os.system``) and
-logs with regular expressions. **Installing packages at run time is allowed** (MLE-bench's
-agents have internet access to install packages, and its rules forbid only other
-people's solutions, external LLM help and the answers): ``pip install`` is flagged only
-for an LLM client or Kaggle's. Downloads of pretrained weights through a library's own
-loader (``from_pretrained``) are not flagged either; a remote URL given to any call is.
+One function per question MLE-bench asks of a run's logs and code, each deterministic and
+returning :class:`Finding` s (file, line, excerpt) for a person to review:
+:func:`hand_written_submission`, :func:`external_llm_use` and
+:func:`unauthorized_resources`. Python is read with :mod:`ast`, shell and logs with
+regular expressions. Installing packages at run time is allowed (MLE-bench's rules forbid
+only other people's solutions, external LLM help and the answers): ``pip install`` is
+flagged only for an LLM client or Kaggle's. What each looks for: docs/integrity.md.
 """
 
 from __future__ import annotations

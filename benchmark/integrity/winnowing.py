@@ -1,47 +1,13 @@
 """Code similarity as Dolos measures it (MLE-bench's plagiarism check).
 
 MLE-bench compares a run's code with the competition's reference notebooks using Dolos
-(``@dodona/dolos-lib``, default options). This module is the same algorithm in Python,
-read from Dolos' own source (``dolos-lib`` 3.5.1 / ``dolos-core`` 1.2.1):
-
-* **Tokens** (``CodeTokenizer.tokenizeNode``): a pre-order walk of the tree-sitter syntax
-  tree over *named* nodes only, emitting ``"("``, the node's type, the children, ``")"``;
-  nodes whose type contains ``"comment"`` are left out (``includeComments`` is off).
-  Identifiers, literals and operators therefore do not matter, only the tree's shape.
-  Python is parsed with the same grammar Dolos ships (tree-sitter-python 0.23.6), so
-  the token streams are identical. ``.ipynb``: the code cells joined (Dolos has no
-  notebook reader; IPython ``%``/``!`` lines are dropped so that the rest parses).
-  ``.R``: a regex tokenizer (kinds of lexemes, names collapsed), an approximation.
-* **Token hash** (``TokenHash``): ``h = ((h + charCode) * 747287) % 33554393`` per char.
-* **k-grams** (``RollingHash``): Rabin-Karp over token hashes, k = 23, base 4194301,
-  modulus 33554393.
-* **Winnowing** (``WinnowFilter``): window of 17 k-gram hashes, the rightmost minimum
-  is selected each time it changes (Schleimer et al.), including the first window.
-* **Pair similarity** (``Pair``): ``(covered_A + covered_B) / (total_A + total_B)``
-  where ``total_X`` is the number of fingerprints selected in X (with repeats) and
-  ``covered_X`` the number of those whose hash also occurs in the other file. With
-  Dolos' defaults no fingerprint is ignored, so the value depends on the two files only.
-* **Ignored fingerprints** (``FingerprintIndex``: ``maxFingerprintPercentage`` and the
-  ignored template file; which ones is ``benchmark.integrity.common_code``'s): an ignored
-  hash covers nothing and makes no fragment, and the totals lose one per *distinct*
-  ignored hash (Dolos subtracts ``entry.ignored.size``, a set of fingerprints, from the
-  count of k-grams): ``(covered_A + covered_B) / (total_A + total_B - ignored_A -
-  ignored_B)``, 0 when that is not above 0. Except that the published ``dolos-core``
-  1.2.1 (which the pinned ``dolos-lib`` 3.5.1 runs) takes the *left* file's count for the
-  right one too (``rightIgnored = leftEntry.ignored.size``; fixed upstream later, commit
-  424d427, not released): figures follow the release, so that they agree with the Dolos
-  people run (``DOLOS_RIGHT_IGNORED_FROM_LEFT``). Dolos' left file is the one it was
-  given first, so a pair's figure depends on that order and must not on which side a
-  file is given here: the comparisons take it as an argument (``left``), by default
-  every file in name order (``name_order``).
-* **Fragments** (``Pair.buildFragments``): paired occurrences of shared fingerprints
-  chained when both k-gram indexes advance by one; fragments contained in another on
-  both sides are dropped; each is reported as line ranges (1-based, inclusive).
-
-For speed (a few ms per file) the tree is walked once with a cursor into integer token
-codes, and the k-grams, the winnowing, the fragments and the corpus scores are computed
-with numpy; each is checked against the plain loops in
-tests/benchmark/test_integrity_speedup_equivalence.py.
+(``@dodona/dolos-lib``, default options). This module is the same algorithm in Python, read
+from Dolos' own source (``dolos-lib`` 3.5.1 / ``dolos-core`` 1.2.1): tree-sitter tokens,
+token hashes, k-grams (k = 23), winnowing (window 17), pair similarity with ignored
+fingerprints, and fragments. It follows the pinned release where it differs from upstream
+(``DOLOS_RIGHT_IGNORED_FROM_LEFT``), so a pair's figure depends on which file is ``left``.
+Each step, with its constants: docs/integrity.md. For speed the steps run on numpy arrays;
+tests/benchmark/test_integrity_speedup_equivalence.py checks them against plain loops.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """What an extracted upload holds, checked against the catalogue.
 
-Three layouts are recognised, looked for in this order, each read by its own module:
-
-* **run groups** (``run_groups``) - the folders MLE-bench's ``run_agent.py`` writes;
-* **jsonl** (``submissions_jsonl``) - a ``submissions.jsonl`` as ``mlebench grade``
-  takes it, plus the files it names;
-* **reports** (``report_files``) - MLE-bench grading-report JSON files, taken as reported.
-
-``read_upload`` (``reading``) tells them apart and returns ``UploadContents``
-(``contents``). A run without ``submission.csv`` is a run with no submission: a result,
-not an error. Everything the uploader must fix raises UploadLayoutError with a message
-saying what.
+Three layouts, looked for in this order, each read by its own module: **run groups**
+(``run_groups``, as MLE-bench's ``run_agent.py`` writes them), **jsonl**
+(``submissions_jsonl``, a ``submissions.jsonl`` as ``mlebench grade`` takes it, plus the
+files it names) and **reports** (``report_files``, grading-report JSON taken as reported).
+``read_upload`` (``reading``) tells them apart and returns ``UploadContents``. A run
+without ``submission.csv`` is a run with no submission: a result, not an error. Everything
+the uploader must fix raises UploadLayoutError with a message saying what.
 """
 
 from __future__ import annotations

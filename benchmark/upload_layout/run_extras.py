@@ -1,17 +1,12 @@
 """What a run folder of an upload says beyond its submission: snapshots, tokens, how it went.
 
-- **Snapshots**: ``snapshots/<elapsed_seconds>/submission.csv`` in the run folder (the
-  submission as it was that many seconds into the run); mleboard's own run folders name
-  them ``snapshots/submission_<elapsed_seconds>s.csv`` (with milliseconds), which is read
-  too. At most
-  ``MAX_SNAPSHOTS`` per run, the earliest.
-- **Tokens**: ``"usage": {"prompt_tokens": N, "completion_tokens": N}`` (optionally
-  ``"requests"``) in the run's entry of its run group's ``metadata.json``
-  (``runs.<run id>.usage``); declared, not metered.
-- **How it went**: ``"success": false`` in that entry (MLE-bench's: the harness failed the
-  run) is a harness error; the duration is MLE-bench's ``Run completed in N seconds.`` line
-  of the run folder's ``run.log``; the validation calls are the lines of
-  ``validation_calls.jsonl`` (mleboard's record) when the folder has one.
+- **Snapshots**: ``snapshots/<elapsed_seconds>/submission.csv`` (or mleboard's own
+  ``snapshots/submission_<elapsed_seconds>s.csv``), at most ``MAX_SNAPSHOTS``, the earliest;
+- **Tokens**: ``runs.<run id>.usage`` in the run group's ``metadata.json``: declared, not
+  metered;
+- **How it went**: ``"success": false`` there is a harness error; the duration is
+  MLE-bench's ``Run completed in N seconds.`` line of ``run.log``; the validation calls are
+  ``validation_calls.jsonl``'s lines. The layout: docs/upload-format.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """``mleboard submit``: send MLE-bench runs to a site, resumably, and follow their grading;
 ``mleboard login``: keep a token for a site.
 
-    mleboard submit PATH [PATH ...] [--site URL] [--token T]
-                    [--metadata FILE | --scaffold S --model M] [--name N]
-                    [--disclosure FILE.yaml] [--gpus N --vcpus N --hours H ...]
-                    [--no-wait] [--dry-run] [--data-dir DIR]
-
-PATH is one or more run-group folders (as MLE-bench's ``run_agent.py`` writes them), one
-``submissions.jsonl`` (sent with the files it names), or a ready archive (zip or tar). The
-folders are sent as a tar made on the fly (``cli.archive_stream``: deterministic, nothing
-written to disk) over tus 1.0 (tuspy), in pieces; the address of the unfinished upload is
-kept in the user's cache folder, so running the same command again continues it, and the
-site recognises a resent archive by its checksum: never a second experiment.
+PATH is run-group folders, a ``submissions.jsonl`` (sent with the files it names) or a
+ready archive. Folders go as a tar made on the fly (``cli.archive_stream``, nothing written
+to disk) over tus 1.0 in pieces; the unfinished upload's address is kept in the user's
+cache folder, so the same command continues it, and the site knows a resent archive by its
+checksum (never a second experiment). Usage: docs/submit.md and ``mleboard submit -h``.
 
 Exit codes: 0 graded; 1 refused or failed (the message says why and what to do); 2 usage;
 3 interrupted - the connection dropped or Ctrl-C: run the same command again to continue.

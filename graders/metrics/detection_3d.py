@@ -1,16 +1,12 @@
 """Lyft 3D object detection's mean average precision over IoU thresholds 0.50..0.95.
 
-A box is ``confidence x y z width length height yaw class``. Two boxes overlap in 3D as their
-ground footprints (rotated rectangles, intersected with shapely) times their vertical overlap.
-Per sample and per class present in that sample's truth, predictions ranked by confidence are
-matched to the true box they overlap most (a true box already taken makes the prediction a
-false positive) and VOC's AP (area under the precision envelope) is computed; a sample's mAP is
-the mean over its true classes, and the score the mean over samples and thresholds.
-
-Everything is computed for all samples at once: the footprints of all boxes are built as one
-shapely array, only pairs whose bounding circles meet are intersected (others have an IoU of
-exactly 0), and the IoU matrix is computed once and reused for the ten thresholds, where
-MLE-bench (the Lyft devkit) recomputes it per threshold.
+A box is ``confidence x y z width length height yaw class``; two boxes overlap as their
+ground footprints (rotated rectangles, intersected with shapely) times their vertical
+overlap. Per sample and true class, predictions by confidence are matched to the free true
+box they overlap most, and VOC's AP is computed; the score is the mean over classes,
+samples and thresholds. All samples at once: one shapely array of footprints, only pairs
+whose bounding circles meet intersected, and the IoU matrix computed once for the ten
+thresholds (MLE-bench, through the Lyft devkit, computes it per threshold).
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
 """Run-length encoded binary masks, parsed and compared without decoding them.
 
-MLE-bench's segmentation graders decode every RLE string into a full boolean image (whole-slide
-images of a billion pixels for hubmap) and then count pixels. Every score they compute only needs
-three counts per mask - predicted pixels, true pixels and their overlap - and those follow from
-the runs directly: this module parses all masks of a file into one table of runs and counts with
-``searchsorted`` over interval endpoints. ``decode_masks`` builds dense masks for callers that
-need pixels (uw-madison expands its runs into voxel indices itself, which is cheaper still).
-
-RLE convention (MLE-bench's ``rle_decode``): space-separated ``start length`` pairs, 1-indexed,
-in column-major ("top to bottom, then left to right") pixel order. Its acceptance rules are
-reproduced exactly:
-
-- every token must parse as an integer (Python ``int`` syntax);
-- the starts must be in non-decreasing order; starts and lengths must be positive;
-- a run may not cover a pixel already set by an earlier run of the same mask;
-- runs are silently cut at the end of the image, and runs that start beyond it are ignored
-  (numpy slicing past the end does not fail);
-- odd counts follow numpy broadcasting: one (positive) number decodes to an empty mask, three
-  numbers ``a b c`` to two runs of length ``b``, five or more fail;
-- an empty or whitespace-only string is an empty mask.
+MLE-bench's segmentation graders decode every RLE string into a full boolean image (a
+billion pixels for hubmap's slides) and count pixels, but every score needs only three
+counts per mask (predicted, true, overlap), which follow from the runs: all masks of a
+file are parsed into one table of runs and counted with ``searchsorted`` over interval
+endpoints. ``decode_masks`` builds dense masks for callers that need pixels. The RLE
+convention is MLE-bench's ``rle_decode`` (``start length`` pairs, 1-indexed, column-major),
+and its acceptance rules are reproduced exactly (``parse_rle_masks`` lists them).
 """
 
 from __future__ import annotations
@@ -73,6 +61,14 @@ def parse_rle_masks(rles: Sequence[object], sizes: Sequence[int] | np.ndarray) -
     ``rles[i]`` must be a ``str`` (callers turn missing values into ``""`` where MLE-bench
     does); ``sizes[i]`` is the number of pixels of mask ``i`` (height * width).
     Raises ``RleError`` naming the first offending row.
+
+    MLE-bench's rules, reproduced exactly: every token parses as an integer (Python ``int``
+    syntax); starts are in non-decreasing order, starts and lengths positive; a run may not
+    cover a pixel an earlier run of the same mask set; runs are cut at the end of the image
+    and runs starting beyond it ignored (numpy slicing past the end does not fail); odd
+    counts follow numpy broadcasting (one positive number decodes to an empty mask, three
+    numbers ``a b c`` to two runs of length ``b``, five or more fail); an empty or
+    whitespace-only string is an empty mask.
     """
     sizes = np.asarray(sizes, dtype=np.int64).reshape(-1)
     if len(sizes) != len(rles):

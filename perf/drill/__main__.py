@@ -2,80 +2,11 @@
 check that the database-owned work (``webapp.work``, ``webapp.ops.sweeper``) still ends with
 every upload graded and every run holding exactly one current grade report.
 
-Each drill gets a fresh database and a fresh var dir (``tempfile.mkdtemp``), runs
-``manage.py migrate`` and ``load_catalogue``, builds the demo competitions'
-prepared data with ``benchmark.demo.build_demo`` (and imports their synthetic
-leaderboards), creates a user with a DRF token, and starts, each in its own process group
-with its log in the var dir, the command lines ``make run`` uses (``webapp/ops/processes.py``):
-gunicorn (2 workers), the grading worker (concurrency 2, with
-``MLEBOARD_GRADING_FAULT_DELAY=2``, so kills land mid-grading) and beat (the sweeper every
-``MLEBOARD_REAPER_INTERVAL_S`` = 5 s, claims silent for ``MLEBOARD_STALE_AFTER_S`` = 20 s
-taken back). The drills:
-
-1. ``worker``: upload an archive of N runs (3 seeds x 4 demo competitions), wait until a
-   run is being graded, SIGKILL the worker's process group (main process and pool
-   children), wait 3 s, start it again.
-2. ``broker`` (``--backend pg-redis`` only; the embedded broker has no process to kill):
-   upload another archive, once grading is under way SIGKILL the private redis-server,
-   keep it down 15 s, start it again on the same port (empty: queued tasks are lost).
-3. ``web``: send a big archive (padded with a random ``logs/run.log``) over a raw socket
-   and SIGKILL gunicorn's process group while the body is being sent; start gunicorn again
-   and re-send the same archive normally (the answer's ``duplicate`` and ``resumed`` are
-   printed).
-4. ``database`` (``--backend pg-redis`` only; SQLite is a file, not a server): on a private
-   PostgreSQL cluster the drill makes (``initdb``, ``pg_ctl`` on a free port, as the
-   ``postgres`` user when run as root; never the machine's shared server), upload an
-   archive, once grading is under way stop the cluster (``pg_ctl stop -m immediate``) for
-   ``--database-down`` s (20). Meanwhile it asks, again and again, for ``/`` and
-   ``/api/leaderboard/`` (anonymous, cached before the stop), ``/api/experiments/`` and the
-   upload's status (token) and posts new uploads: every answer must be a 200 (a cached page)
-   or a 503 with ``Retry-After``, never a 500 or a broken connection. Then it starts the
-   cluster again and the workers must finish the grading by themselves.
-5. ``disk``: the media folder on a small filesystem of its own, a tmpfs of ``--disk-mib``
-   MiB (24) the drill mounts (root only: without root, or where the mount is refused, the
-   drill says so and skips it), with ``MLEBOARD_MEDIA_MIN_FREE_BYTES`` = ``--disk-min-free``
-   (1 MiB). Once grading of a first upload is under way it posts an upload of
-   ``--big-mb`` MB (40; a random ``logs/run.log``), which must be answered 507 (read while
-   the body is still being sent, so a refusal before the body is read counts); then
-   ``--after-uploads`` (2) ordinary uploads, which must be accepted (202). Checked besides
-   the invariants below: no new file of 1 MiB or more and nothing in ``incoming/`` left in
-   the media folder; the filesystem holds no space the files in it do not account for (a
-   removed but still open spool file would), after the refusal and at the end; free space
-   after the refusal back to what it was before the big upload, less what the files grading
-   wrote take; and no answer of 500 or above but 507 in gunicorn's access log. With
-   ``--fill-uploads N`` (0: off) it posts, before the ordinary ones, N uploads at once, each
-   0.4 of the room left above the margin: each must be answered 202 or 507 (at least one
-   507, its files gone), and the accepted ones must be graded. With gunicorn's 2 workers two
-   are taken and pass the check before the body is read (it asks twice the declared size, so
-   two together still fit); the third meets it after them and gets 507 before its body is
-   read: the disk never fills during a write here. The accepted ones do not hold yet: below
-   a 1 MiB margin they leave no room to read them, and reading fails (``ENOSPC``).
-
-After the last restart of a drill it polls until every upload is ``graded`` (deadline
-``--deadline`` s, 240), then checks the invariants: every upload graded; all N runs graded,
-none failed; every run holds exactly one current report (``is_current``); and prints the
-seconds from the last restart to all graded, the sweeps that sent or took back work (the
-worker log's ``sweep:`` lines) and the ``upload-*`` spool files left in the media root
-after the sweeper's spool clean-up window (reported, not checked; ``--spool-wait-max``
-bounds the wait for it). Each drill expects one upload; ``disk`` one, the accepted ones of those at once and
-``--after-uploads``. It exits 0 when every invariant of every drill holds, else 1.
-
-Backends:
-
-* ``--backend pg-redis`` (default): PostgreSQL at ``--database-url``
-  (``postgresql://postgres@127.0.0.1:5432/mleboard_drill``, dropped and created for each
-  drill) and a private ``redis-server --port 6391 --save '' --appendonly no`` this script
-  starts, kills and restarts (``CELERY_BROKER_URL=redis://127.0.0.1:6391/0``).
-* ``--backend embedded``: SQLite and the filesystem broker under the var dir.
-
-Run it from the repository root:
-
-    .venv/bin/python -m perf.drill --backend pg-redis
-    .venv/bin/python -m perf.drill --backend embedded
-    .venv/bin/python -m perf.drill --drill worker --seeds 2 --keep
-
-Every process it starts is stopped on exit (atexit and try/finally), by its own process
-group id. Var dirs are removed unless a drill failed or ``--keep`` is given.
+Drills ``worker``, ``broker``, ``web``, ``database`` and ``disk``, on ``--backend pg-redis``
+(default) or ``embedded``; what each does and checks is in docs/benchmarks.md. Run from the
+repository root (``.venv/bin/python -m perf.drill --drill worker --seeds 2 --keep``). Every
+process it starts is stopped on exit, by its own process group id. Exits 0 when every
+invariant of every drill holds, else 1.
 """
 
 from __future__ import annotations

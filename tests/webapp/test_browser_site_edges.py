@@ -1,4 +1,4 @@
-"""Rough edges a new user met (issue 23), in a real browser at a laptop's 1,280 px, with
+"""Rough edges a new user meets, in a real browser at a laptop's 1,280 px, with
 screenshots in test-artifacts/: compare is easy to find and fits, the leaderboard's cells
 are whole, entries graded here say they have reports."""
 

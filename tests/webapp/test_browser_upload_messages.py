@@ -1,4 +1,4 @@
-"""What the upload page says (issue 23): a file that is not what its name says is refused
+"""What the upload page says: a file that is not what its name says is refused
 before a byte is sent; an archive sent again after it was refused says so, not "being
 processed again"; a mistake is said beside its field and the chosen file is asked for
 again by name. Screenshots in test-artifacts/."""

@@ -337,7 +337,7 @@ def test_every_surface_gives_the_same_figures_after_a_disqualification(client, t
 COUNTING_MODULE = "webapp/results/grading/aggregates.py"
 DECISIONS = "webapp/integrity/"
 # Reading or filtering runs by their disqualification anywhere else recomputes a figure
-# its own way (the bug: compare counted a disqualified gold the other pages did not).
+# its own way (compare would count a disqualified gold the other pages do not).
 DISQUALIFICATION_READS = re.compile(
     r"Status\.DISQUALIFIED"
     r"|integrity__status\s*=\s*[\"']disqualified"

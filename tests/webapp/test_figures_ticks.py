@@ -1,5 +1,5 @@
 """The pass@k axis labels every k for a few seeds and steps through many seeds, so that
-its labels never run into each other (67 seeds used to draw 67 labels)."""
+its labels never run into each other (67 seeds would draw 67 labels)."""
 
 from webapp.figures import pass_at_k_curves
 

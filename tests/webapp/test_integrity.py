@@ -294,7 +294,7 @@ def test_a_check_that_commits_during_a_refresh_is_never_left_out_of_the_figures(
     assert marked.wait(30)
     refresher = threading.Thread(target=refresh)
     refresher.start()
-    refresher.join(1.0)  # with the fix it waits for the check's transaction
+    refresher.join(1.0)  # the refresh waits for the check's transaction to end
     release.set()
     checker.join()
     refresher.join()

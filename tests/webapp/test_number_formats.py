@@ -1,4 +1,4 @@
-"""One number format for every page (issue 23): the template filters print what
+"""One number format for every page: the template filters print what
 ``webapp.core.formatting`` declares, ``static/js/numbers.js`` prints the same, and templates never
 print a known float field raw or to decimals of their own."""
 

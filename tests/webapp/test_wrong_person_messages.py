@@ -1,4 +1,4 @@
-"""Messages meant for someone else (issue 23, rough edge 7): operator instructions only for
+"""Messages meant for someone else: operator instructions only for
 operators, a refusal that names the permission it wants (403, not "not found"), an admin
 that says whose it is and sends people who are not its staff to the site's own sign-in,
 and a sign-in page that says how to get an account. Client tests for each, then the same

@@ -2,17 +2,11 @@
 competition's texts, measured by ``benchmark.familiarity`` and stored per model,
 competition and version of the texts.
 
-The texts of a competition are its description (imported from MLE-bench) and the further
-texts an operator adds (``manage.py add_familiarity_text`` or the admin), for example its
-most-read discussion posts. A measurement is work the database owns (``webapp.work``):
-
-    queued --claim--> running --> done | failed
-    running --silent past MLEBOARD_STALE_AFTER_S--> queued (the sweeper; failed past
-        MLEBOARD_MAX_ATTEMPTS)
-    failed --asked again (compute_familiarity)--> queued
-
-Asking again for texts already measured does nothing (one row per model, competition and
-version); a failure keeps its reason until it is asked again.
+The texts are a competition's description (imported from MLE-bench) and those an operator
+adds (``manage.py add_familiarity_text`` or the admin), such as its most-read discussion
+posts. A measurement is work the database owns (``webapp.work``; its states in
+docs/lifecycle.md). Asking again for texts already measured does nothing (one row per
+model, competition and version); a failure keeps its reason until it is asked again.
 """
 
 from __future__ import annotations

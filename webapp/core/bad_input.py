@@ -1,31 +1,14 @@
 """Bad input answered as such, never as a server error.
 
-* ``RejectNulMiddleware``: a NUL character in the address (path or query string) is
-  answered 400. No page or filter takes one, and PostgreSQL refuses NUL in text, so
-  any query it reached would fail.
-* ``RejectChunkedBodyMiddleware``: a body sent with ``Transfer-Encoding`` (chunked) is
-  answered 400 asking for a ``Content-Length``. Django reads a request's body up to its
-  ``Content-Length`` only, so without one every view would see an empty body and, for a
-  tus ``PATCH``, answer 204 having stored nothing.
-* ``whole_number``: a count of bytes in a header, in ASCII digits only (``str.isdigit``
-  takes superscripts such as ``²``, which ``int`` refuses).
-* ``parse_json``: JSON from a person, with nesting deeper than Python's parser reads
-  refused as a ``ValueError`` (the parser itself raises ``RecursionError``).
-* ``JSONParser``: DRF's, with the same refusal (a 400 ``ParseError``).
-* ``IsoDateField``: a date given as data (metadata, a launch) written YYYY-MM-DD in ASCII
-  digits, nothing else (``parse_date`` alone takes other digits, e.g. fullwidth ones).
-* ``JSONRenderer``: DRF's, with non-finite floats (a stored NaN or infinite score or
-  threshold) written as null: JSON has no literal for them.
-* ``not_found``: the site's 404, as JSON under ``/api/`` (an address no API route takes,
-  such as ``/api/runs/abc/``), the page elsewhere.
-* ``LengthBoundForm``: a form mixin enforcing every text field's ``max_length``, also one
-  set after the field was built (Django's login forms do so, and nothing enforced it: a
-  256-character user name reached django-axes' 255-character column, a 500).
+Middleware refusing a NUL in the address and a chunked body, header numbers in ASCII
+digits (``whole_number``), JSON too deep to parse refused (``parse_json``, ``JSONParser``),
+ISO dates (``IsoDateField``), non-finite floats written as null (``JSONRenderer``), the
+site's 404 as JSON under ``/api/`` (``not_found``) and every text field's ``max_length``
+enforced (``LengthBoundForm``); each says why in its own docstring.
 
 Text a person posts is stored only through a form or a serializer field: both refuse NUL
 (Django's and DRF's ``CharField`` carry ``ProhibitNullCharactersValidator``), which
-PostgreSQL refuses too; a test bans reading ``request.POST``/``request.data`` values
-directly in views.
+PostgreSQL refuses too; a test bans reading ``request.POST``/``request.data`` directly.
 """
 
 import json
@@ -46,6 +29,9 @@ TOO_DEEP = "it is nested too deeply (more levels of [ ] or { } than can be read)
 
 
 class RejectNulMiddleware:
+    """A NUL character in the address (path or query string) is answered 400. No page or
+    filter takes one, and PostgreSQL refuses NUL in text, so any query it reached would fail."""
+
     def __init__(self, get_response):
         self.get_response = get_response
 
@@ -67,6 +53,11 @@ CHUNKED_MESSAGE = (
 
 
 class RejectChunkedBodyMiddleware:
+    """A body sent with ``Transfer-Encoding`` (chunked) is answered 400 asking for a
+    ``Content-Length``. Django reads a body up to its ``Content-Length`` only, so without one
+    every view would see an empty body and, for a tus ``PATCH``, answer 204 having stored
+    nothing."""
+
     def __init__(self, get_response):
         self.get_response = get_response
 
@@ -88,7 +79,8 @@ _WHOLE_NUMBER = re.compile(r"[0-9]{1,19}")
 
 def whole_number(text: str | None) -> int | None:
     """``text`` (spaces around it aside) as a whole number written in 1 to 19 ASCII
-    digits, else None."""
+    digits, else None (``str.isdigit`` takes superscripts such as ``²``, which ``int``
+    refuses)."""
     if text is None:
         return None
     text = text.strip()
@@ -97,7 +89,8 @@ def whole_number(text: str | None) -> int | None:
 
 def parse_json(text: str):
     """``json.loads``, raising ValueError (JSONDecodeError for malformed JSON) for any
-    text it cannot read, nesting too deep for the parser included."""
+    text it cannot read, nesting too deep for the parser included (the parser itself
+    raises ``RecursionError``)."""
     try:
         return json.loads(text)
     except RecursionError:
@@ -105,6 +98,8 @@ def parse_json(text: str):
 
 
 class JSONParser(parsers.JSONParser):
+    """DRF's, with JSON nested too deeply refused as a 400 ``ParseError``."""
+
     def parse(self, stream, media_type=None, parser_context=None):
         try:
             return super().parse(stream, media_type, parser_context)
@@ -117,7 +112,8 @@ DATE_MESSAGE = "must be a date written YYYY-MM-DD, e.g. 2023-10-01"
 
 
 class IsoDateField(serializers.DateField):
-    """A date as ISO text (YYYY-MM-DD); anything else is refused with DATE_MESSAGE."""
+    """A date as ISO text (YYYY-MM-DD) in ASCII digits; anything else is refused with
+    DATE_MESSAGE (``parse_date`` alone takes other digits, such as fullwidth ones)."""
 
     default_error_messages = {"invalid": DATE_MESSAGE, "datetime": DATE_MESSAGE}
 
@@ -138,6 +134,9 @@ def _finite(data):
 
 
 class JSONRenderer(renderers.JSONRenderer):
+    """DRF's, with non-finite floats (a stored NaN or infinite score or threshold) written as
+    null: JSON has no literal for them."""
+
     def render(self, data, accepted_media_type=None, renderer_context=None):
         try:
             return super().render(data, accepted_media_type, renderer_context)
@@ -147,7 +146,9 @@ class JSONRenderer(renderers.JSONRenderer):
 
 class LengthBoundForm:
     """Mixed into a form (before the form class): every field with a ``max_length``
-    refuses longer values, whether or not the field was built with it."""
+    refuses longer values, whether or not the field was built with it (Django's login
+    forms set it afterwards, and a 256-character user name would reach django-axes'
+    255-character column: a 500)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -161,6 +162,8 @@ class LengthBoundForm:
 
 
 def not_found(request, exception):
+    """The site's 404: JSON under ``/api/`` (an address no API route takes, such as
+    ``/api/runs/abc/``), the page elsewhere."""
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Not found."}, status=404)
     return page_not_found(request, exception)

@@ -1,16 +1,14 @@
 """Who may see what and who may act on it, declared once (django-rules style).
 
-Seeing: each kind of object has an owner (a lookup to the owning user), perhaps a public
-subset, and the Django permission that sees every row. A person sees the public rows,
-their own, and every row when they hold that permission; the staff flag plays no part.
-``visible_to`` applies the rule to a queryset and ``can_see`` to one object (it asks
-the same queryset), so a page, the API, the admin and every text that names another
-object (a reason, a peer match, a count) give the same answer.
-
-Acting: an action on an object (re-grade, cancel, review, publish) is allowed to whom
-may see it and either owns it (where owners may) or holds the action's permission.
-
-The permissions are Django's, granted to the groups ``webapp.core.roles`` declares."""
+Seeing: each kind of object has an owner, perhaps a public subset, and the Django
+permission that sees every row; a person sees the public rows, their own, and every row
+with that permission (the staff flag plays no part). ``visible_to`` applies the rule to a
+queryset and ``can_see`` to one object (through the same queryset), so a page, the API,
+the admin and every text that names another object give the same answer. Acting (re-grade,
+cancel, review, publish) is allowed to whom may see the object and either owns it (where
+owners may) or holds the action's permission. The permissions are Django's, granted to the
+groups ``webapp.core.roles`` declares.
+"""
 
 from __future__ import annotations
 

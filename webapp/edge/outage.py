@@ -1,19 +1,12 @@
 """The database away: a 503 with ``Retry-After``, never a 500.
 
-While PostgreSQL restarts, fails over or is unreachable, every query raises Django's
-``OperationalError`` (or ``InterfaceError`` on a connection that broke under it). That is the
-infrastructure's fault and passes: the answer is *503 Service Unavailable* with
-``Retry-After`` (browsers, API clients and proxies know to come back), and the page cache
-keeps serving the public pages it holds (``webapp.edge.page_cache`` serves its stored copy, even
-one a change made stale, when the response carries ``OUTAGE_HEADER``).
-
-Two ways in, so that no request escapes: ``DatabaseOutageMiddleware.process_exception`` for
-a view's queries, and ``server_error`` (the site's ``handler500``) for a query made by a
-middleware (a session or a user read before the view). Nothing here touches the database or
-renders a template (its context processors would).
-
-Workers need nothing of this: a task's query fails, the task's retry or the sweeper brings
-it back, and Django opens a new connection for the next one.
+While PostgreSQL restarts, fails over or is unreachable, every query raises
+``OperationalError`` (or ``InterfaceError``): the infrastructure's fault, and it passes, so
+the answer is 503 with ``Retry-After``, and the page cache serves the public pages it holds
+when the response carries ``OUTAGE_HEADER``. Two ways in, so that no request escapes:
+``DatabaseOutageMiddleware.process_exception`` for a view's queries, and ``server_error``
+(``handler500``) for a middleware's. Nothing here touches the database or renders a
+template (its context processors would). Workers need none of it (docs/operate.md).
 """
 
 import sys

@@ -1,29 +1,13 @@
 """The public pages for signed-in people, from the page cache (``webapp.edge.page_cache``).
 
-A signed-in person's leaderboard, competition, experiment or compare page differs from a
-visitor's in two ways: the navigation (their name, their links, the sign-out form and its
-CSRF token), and what they may see (their own private work, or everyone's with a
-permission). So the page is stored in parts. The navigation is marked in ``base.html``
-(``<!--viewer:nav-->``) and rendered for each request from ``viewer_nav.html``; the rest
-is stored once per *viewer class* and served to everyone of that class:
-
-- everyone signed in who owns nothing the visibility rules govern by owner (no
-  experiment, upload or launch) and holds no permission: they see what a visitor sees,
-  so they share one copy;
-- anyone else: a copy of their own (by user and permissions), which depends also on the
-  version of their private work (``owner:<id>``, replaced when one of their private
-  experiments changes) and, when a permission shows them every experiment, upload or
-  launch, on every private change (``private``).
-
-Which class a person is in is asked of the database on every request (their
-permissions, whether they own anything), so a granted or revoked permission counts at
-once. A page whose stored part would hold a CSRF token (a form of its own) is never
-stored: a token is the person's. Nor is one rendered while messages wait to be shown.
-
-The parts are compressed once when stored (raw deflate, each flushed to a byte
-boundary), so a response is the gzip of the parts around the freshly compressed
-navigation: a signed-in page is sent compressed without compressing it again. Responses
-are ``Cache-Control: private, no-cache`` with an ``ETag`` of the whole.
+A signed-in page differs from a visitor's in its navigation (name, links, sign-out form
+and CSRF token) and in what the person may see. So it is stored in parts: the navigation,
+marked in ``base.html``, rendered for each request; the rest stored once per *viewer
+class* (those who own nothing and hold no permission share the visitors' copy; anyone else
+has their own, depending on their private work and, with a permission, every private
+change). The class is read from the database on every request. Pages holding a CSRF token,
+or rendered while messages wait, are never stored. Parts are raw deflate, sent as one gzip
+around the fresh navigation. In full: docs/operate.md.
 """
 
 from __future__ import annotations

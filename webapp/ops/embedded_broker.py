@@ -1,22 +1,13 @@
 """The embedded broker of ``make run`` and the tests: kombu's filesystem transport, made safe
 for several worker processes, beat and remote control at once.
 
-Upstream (kombu 5.7) races in three places, and ``make run`` lost its grading worker to the
-first (celery/kombu#1551: the worker read an empty message file, ``JSONDecodeError``,
-"Unrecoverable error"):
-
-- a message file is created empty and then written, so a reader can take it in between
-  and read nothing. Here it is written under a temporary name and renamed into the queue:
-  a reader sees the whole file or none;
-- a reader takes a message by moving it to the system's temporary folder, a copy when that
-  is another file system: two readers could both copy one message (a duplicate). Here it
-  is renamed within the broker's folder, which exactly one reader can do;
-- a fanout exchange's table (remote control: ``celery inspect ping``) is truncated, then
-  rewritten, under a lock its readers do not take. Here it is rewritten whole under a lock
-  file and renamed into place, so readers need no lock.
-
-``perf/broker_soak.py`` measures it: 10,000 tasks through two workers, beat and pings.
-Selected in the settings for ``filesystem://`` (``CELERY_BROKER_TRANSPORT``).
+Upstream (kombu 5.7) races in three places (celery/kombu#1551: a worker read an empty
+message file, ``JSONDecodeError``, "Unrecoverable error"). Here a message is written under
+a temporary name and renamed into the queue (never read half-written); a reader takes one
+by renaming it within the broker's folder, which exactly one reader can do (no duplicate);
+a fanout table is rewritten whole under a lock file and renamed into place (readers need
+no lock). ``perf/broker_soak.py`` measures it (docs/benchmarks.md). Selected in the
+settings for ``filesystem://`` (``CELERY_BROKER_TRANSPORT``).
 """
 
 from __future__ import annotations

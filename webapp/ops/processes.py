@@ -1,18 +1,14 @@
 """The site's long-running processes, declared once: the web server, the grading worker,
-the agent-runs worker and beat. ``make run`` (``scripts/serve.sh``), compose.yaml and the
-Dockerfile all start them from here, so a queue, a concurrency or a gunicorn option is
-written in one place.
+the agent-runs worker and beat. ``make run``, compose.yaml and the Dockerfile all start
+them from here, so a queue, a concurrency or a gunicorn option is written in one place.
 
     python -m webapp.ops.processes run NAME   # exec one process (compose, the Dockerfile)
     python -m webapp.ops.processes serve      # all of them under supervisord (make run)
     python -m webapp.ops.processes argv NAME  # print its command line
     python -m webapp.ops.processes announce PID  # "mleboard is up" once it answers (make run)
 
-Under ``serve``, supervisord (an existing supervisor, not a loop of ours) restarts any that
-dies, at once, and logs it in ``var/log/supervisord.log``; Ctrl-C or SIGTERM stops them all:
-each gets SIGTERM, then SIGKILL (to its whole process group) ``MLEBOARD_SHUTDOWN_GRACE_S``
-+ 3 s later. A worker told to stop hands its work back at once (``webapp.project.celery``): the
-grading it held waits again, its agent runs are queued again, and the next start does them.
+Under ``serve`` supervisord restarts any that dies; Ctrl-C or SIGTERM stops them all
+(SIGKILL ``MLEBOARD_SHUTDOWN_GRACE_S`` + 3 s later), workers handing their work back.
 """
 
 from __future__ import annotations

@@ -1,28 +1,14 @@
 """The sweeper: the database is the source of truth, and this drives it to an end.
 
 Every ``MLEBOARD_REAPER_INTERVAL_S`` seconds (Celery beat), for each kind of work declared
-in ``webapp.work.declarations`` (uploads being read, runs being graded, agent runs, familiarity
-measurements, integrity checks, figures, resumable uploads):
-
-0. a run host whose heartbeat went silent for ``MLEBOARD_STALE_AFTER_S`` is marked down
-   and its claims on CPUs, memory and GPUs are released; its runs are handed over
-   (``webapp.runs.hosts``): queued again for another host while they have attempts left
-   (``MLEBOARD_MAX_ATTEMPTS``), ended after that; claims left by dead processes on living
-   hosts are released;
-1. a claim whose heartbeat went silent for ``MLEBOARD_STALE_AFTER_S`` is taken back: the
-   work waits again, or, once ``MLEBOARD_MAX_ATTEMPTS`` claims are spent, fails with a
-   reason; an agent run on a host that is alive is ended (its process died: a day-long
-   run is not started twice on its own host);
-2. work never sent, or sent and never picked up, is sent again (with backoff, so a long
-   queue is not flooded; a duplicate is harmless, the claim lets one task through);
-3. uploads whose runs have all ended are finished, and each kind's own sweep runs
-   (``Kind.sweep``): figures and integrity checks that stayed due are sent again,
-   resumable uploads past their deadline end (no bytes for
-   ``MLEBOARD_UPLOAD_PARTIAL_TTL_S``: expired; an assembly gone silent: assembled again);
-4. spool files of uploads cut off mid-request are removed.
-
-It never fails work that merely waits: with no worker running, work waits, and pages say
-"waiting for a worker".
+in ``webapp.work.declarations``, in this order: run hosts silent for
+``MLEBOARD_STALE_AFTER_S`` are marked down and their runs handed over
+(``webapp.runs.hosts``), and claims left by dead processes released; claims silent that
+long are taken back (waiting again, or failed once ``MLEBOARD_MAX_ATTEMPTS`` are spent; an
+agent run on a living host is ended, never started twice there); work never sent or never
+picked up is sent again, with backoff; finished uploads end and each kind's own sweep runs
+(``Kind.sweep``); spool files of uploads cut off mid-request are removed. It never fails
+work that merely waits: pages say "waiting for a worker" (docs/operate.md).
 """
 
 from __future__ import annotations

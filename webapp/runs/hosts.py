@@ -1,18 +1,13 @@
 """Run hosts as the site knows them. A worker consuming a run queue (``runs.cpu``, and
-``runs.gpu`` on a host with GPUs) registers its host when it is ready (``webapp.project.celery``):
-its name (``MLEBOARD_HOST_NAME``, default the machine's host name), what it may hand out
-(``MLEBOARD_HOST_CPUS``, ``MLEBOARD_HOST_MEMORY``, ``MLEBOARD_HOST_GPUS``,
-``MLEBOARD_HOST_GPU_MODEL``, default what the machine has), its engine's version, its
-queues and run slots; then it beats from a thread every quarter of
-``MLEBOARD_STALE_AFTER_S``. Each start is a new *boot*.
-
-The sweeper (``webapp.ops.sweeper``) marks a host whose heartbeat went silent for
-``MLEBOARD_STALE_AFTER_S`` down and hands its runs over (``hand_over``): a run it had
-claimed resources for but not started waits again at once; a started run (the host and
-its outputs are gone) is queued again for another host while it has attempts left
-(``MLEBOARD_MAX_ATTEMPTS``), and ended as a harness error after that. Either way its
-claims are released. A run whose own heartbeat stops on a host that is alive is ended, as
-before (``agent_run_end_silent``).
+``runs.gpu`` with GPUs) registers its host when ready (``webapp.project.celery``): its name
+(``MLEBOARD_HOST_NAME``), what it may hand out (``MLEBOARD_HOST_CPUS``,
+``MLEBOARD_HOST_MEMORY``, ``MLEBOARD_HOST_GPUS``, ``MLEBOARD_HOST_GPU_MODEL``; default what
+the machine has), its engine, queues and run slots; it beats every quarter of
+``MLEBOARD_STALE_AFTER_S``, and each start is a new *boot*. A host silent that long is
+marked down by the sweeper and its runs handed over (``hand_over``): one not started waits
+again; a started one is queued for another host while it has attempts left
+(``MLEBOARD_MAX_ATTEMPTS``), else ended as a harness error; its claims are released. A
+run whose own heartbeat stops on a living host is ended (``agent_run_end_silent``).
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """The lifecycle of work as data, and the only calls that write a status.
 
-A ``Kind`` (each app declares its own in ``<app>/kinds.py`` and registers them with
-``declare`` when it is ready) says which states wait for a worker, which
-are held by one, which are final, and which moves are legal (``transitions``). Every call
-here is one conditional update limited to the states the table allows to reach the target,
-so a re-delivered task, a sweeper and a person acting at the same moment cannot take a row
-along a move the table does not have, and exactly one of them wins a race:
-
-* ``claim``: waiting -> running for one token (spends one attempt);
-* ``finish`` / ``fail``: to a final state (while a claim holds, when a token is given);
-  the hooks apps registered with ``on_end`` run for the rows that ended;
-* ``release``: a held row waits again (the fields of ``Kind.reset`` cleared);
-* ``hand_back``: ``release`` of what a stopping worker holds, its attempt given back;
-* ``retry_or_fail``: ``release`` while attempts are left, ``fail`` with the kind's message
-  after (``attempts_spent`` is the one rule saying which);
-* ``restart``: a person starts work over (``Kind.reset`` and ``Kind.restart_reset``).
-
-Callers pass ``where`` (a ``Q``) to narrow a move further ("still silent", "no
-experiment yet"); they never write the status field themselves.
+A ``Kind`` (each app declares its own in ``<app>/kinds.py`` and registers it with
+``declare``) says which states wait for a worker, which are held by one, which are final,
+and which moves are legal (``transitions``). Every call here (``claim``, ``finish``,
+``fail``, ``release``, ``hand_back``, ``retry_or_fail``, ``restart``) is one conditional
+update limited to the states the table allows to reach the target, so a re-delivered
+task, a sweeper and a person acting at once cannot take a row along a move the table does
+not have, and exactly one of them wins a race. Callers narrow a move with ``where`` (a
+``Q``); they never write the status field themselves. The tables: docs/lifecycle.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,13 @@
 """Run AIDE 0.1.4 on the competition in /home/data, as MLE-bench runs it.
 
-AIDE's own command line draws a full-screen terminal UI, reads its task from a file with a
-bug in 0.1.4 (``open()`` without a path) and keeps its best submission nowhere. This driver
-uses AIDE's library instead, with MLE-bench's settings: the task text is MLE-bench's
-instructions (paths made relative to AIDE's workspace), the notes and the competition's
-description; the tree search runs until ``AIDE_STEPS`` steps or the time limit, each
-script's run bounded by the time left. After every step it writes AIDE's ``journal.json``
-(with its config and tree plot) to ``$LOGS_DIR``, and whenever a step gives a new best
-node it copies that node's ``submission.csv`` to ``$SUBMISSION_DIR`` (checked with the
-validation service) and its code to ``$CODE_DIR``.
-
-The model endpoint is the operator's: ``OPENAI_BASE_URL``/``OPENAI_API_KEY``, set by the
-harness, read once and removed from the environment of the scripts AIDE runs. Every
-model name goes to it (AIDE 0.1.4 would send a name without ``gpt-`` to
-Anthropic's client). ``MLEBOARD_LLM_MODEL``, when the operator sets it, replaces both models.
+AIDE's command line draws a full-screen UI, cannot read its task file in 0.1.4 and keeps
+its best submission nowhere, so this driver uses its library with MLE-bench's settings and
+task text. The search runs until ``AIDE_STEPS`` steps or the time limit; after every step
+AIDE's ``journal.json`` goes to ``$LOGS_DIR``, and each new best node's ``submission.csv``
+(validated) to ``$SUBMISSION_DIR`` and its code to ``$CODE_DIR``. The endpoint is the
+operator's (``OPENAI_BASE_URL``/``OPENAI_API_KEY``, read once and removed from the scripts'
+environment); every model name goes to it (AIDE would send a name without ``gpt-`` to
+Anthropic's client). ``MLEBOARD_LLM_MODEL``, when set, replaces both models.
 """
 
 from __future__ import annotations

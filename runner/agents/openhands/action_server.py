@@ -1,17 +1,11 @@
 """OpenHands' action server (``openhands.runtime.client.client``), run in this container.
 
-OpenHands 0.9.8 runs its action server in a Docker container of its own, as root, made from
-its runtime image; here there is no Docker and no root, so the server runs as the agent's
-user beside the controller. Its source is run as it ships with three changes, each checked
-to apply exactly once (a different OpenHands fails here loudly rather than half-working):
-
-- its bash session is a plain ``bash`` instead of ``su USER`` (no second user, no sudo);
-- no ``git config`` at start (no git in the image: the agent's work is files);
-- no browser: BrowserGym's Chromium cannot start and there is no network to browse;
-  a browsing action is answered with an error saying so.
-
-and its Jupyter plugin starts the kernel gateway from this virtualenv (OpenHands starts it
-with ``su`` from its runtime image's micromamba), listening on 127.0.0.1.
+OpenHands 0.9.8 runs it in a Docker container of its own, as root; here there is no Docker
+and no root, so it runs as the agent's user beside the controller, its source as shipped
+with three changes, each checked to apply exactly once (a different OpenHands fails loudly):
+a plain ``bash`` session instead of ``su USER``, no ``git config`` at start, and no browser
+(a browsing action is answered with an error). Its Jupyter plugin starts the kernel gateway
+from this virtualenv, on 127.0.0.1.
 
 Usage: ``python action_server.py PORT --working-dir DIR --plugins agent_skills
 --username USER --user-id UID`` (the server's own arguments).

@@ -1,21 +1,12 @@
 """Run OpenHands 0.9.8's CodeAct agent headless on the competition in /home/data.
 
-``openhands.core.main.run_controller`` drives the agent as ``python -m openhands.core.main``
-does, with the task MLE-bench gives (its instructions, then the competition's description)
-and these differences for a container with no Docker and no network:
-
-- the runtime is ``LocalRuntime``: OpenHands' EventStreamRuntime with its action server
-  (``action_server.py``) started here as a process of the agent's user instead of in a
-  container of its own; the agent's bash runs in ``/home`` with the base image's Python
-  (numpy, pandas, scikit-learn) and its IPython kernel from this virtualenv (which sees
-  them too);
-- the model is the operator's endpoint (``OPENAI_BASE_URL``/``OPENAI_API_KEY``, set by the
-  harness) through litellm's OpenAI-compatible provider: ``MLEBOARD_LLM_MODEL`` or
-  ``OPENHANDS_MODEL``. The key is kept out of the environment of what the agent runs;
-- every event (the agent's actions, the observations) is appended as one JSON line to
-  ``$LOGS_DIR/openhands_events.jsonl`` as it happens: the run page shows it as a timeline.
-
-The harness enforces the time limit; ``OPENHANDS_MAX_ITERATIONS`` bounds the steps.
+``openhands.core.main.run_controller`` drives the agent with the task MLE-bench gives, in a
+container with no Docker and no network: the runtime is ``LocalRuntime`` (the action server,
+``action_server.py``, a process of the agent's user instead of a container of its own); the
+model is the operator's endpoint (``OPENAI_BASE_URL``/``OPENAI_API_KEY``) through litellm,
+named by ``MLEBOARD_LLM_MODEL`` or ``OPENHANDS_MODEL``, its key kept out of what the agent
+runs; every event is appended to ``$LOGS_DIR/openhands_events.jsonl`` for the run page's
+timeline. The harness enforces the time limit; ``OPENHANDS_MAX_ITERATIONS`` bounds the steps.
 """
 
 from __future__ import annotations

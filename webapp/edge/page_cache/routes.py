@@ -1,16 +1,12 @@
 """Which addresses the page cache serves, the query parameters each one reads, and what
 its pages depend on: the one declaration ``webapp.edge.page_cache`` keys and scopes by.
 
-A key is canonical: the parameters an address does not read are dropped (and dropped from
-the request the view sees, so the stored page is the page of the key), each parameter
-keeps its last value (what ``QueryDict.get`` returns), parameters are sorted, and the API's
-``Accept`` header is reduced to "JSON" (the only representation it has; anything else is
-not cached and gets the API's own 406). So ``?a=1&b=2``, ``?b=2&a=1&utm_source=x`` and a
-browser's ``Accept`` make one entry, not three.
-
-A page depends on the catalogue (every page) and either on the *listings* (pages made of
-every public experiment: the leaderboard, competitions, compare, the experiment list) or
-on one experiment (its page, its reports and their API twins).
+A key is canonical: parameters an address does not read are dropped (from the request the
+view sees too), each keeps its last value, they are sorted, and the API's ``Accept`` is
+reduced to "JSON" (anything else is not cached: the API's own 406). So ``?a=1&b=2``,
+``?b=2&a=1&utm_source=x`` and a browser's ``Accept`` make one entry. A page depends on the
+catalogue and either on the *listings* (pages made of every public experiment) or on one
+experiment (its page, its reports and their API twins).
 """
 
 import re

@@ -1,20 +1,14 @@
 """The one computation of every figure: which runs count, over which competitions, and
 what they add up to. An experiment's figures are computed once, when its reports or their
-review change, with ``benchmark.aggregate`` — the same function ``mleboard aggregate``
-prints — and stored; the leaderboard, the experiment page, compare (page and API, paired
-and unpaired) and every export read what is stored here, so they cannot disagree.
+review change, with ``benchmark.aggregate``, and stored; every page, the API and every
+export read what is stored here, so they cannot disagree.
 
-Declared here and nowhere else (``tests/webapp/test_figures_agree.py`` bans the rest):
-- which runs count: a run disqualified by review counts as no medal (``NO_MEDAL``,
-  ``disqualified``, ``disqualified_run_ids``, ``counted_reports``); which runs review
-  disqualified is told by the app that reviews them (``reviewed_by``, which
-  ``webapp.integrity`` calls when it is ready), so results imports no app above it;
-- the clean subset: the competitions the curation leaves out (``clean_subset_excluded``),
-  and which requests ask for it (``wants_clean_subset``);
-- the splits: a split is figured when every one of its competitions has a run, missing
-  seeds counting as failures (``figures_for``);
-- what decides one competition between two experiments (``competition_tallies``, from
-  the stored per-competition counts).
+Declared here and nowhere else (``tests/webapp/test_figures_agree.py`` bans the rest): which
+runs count (a run disqualified by review is no medal; ``reviewed_by`` is how the reviewing
+app says which, so results imports no app above it), the clean subset
+(``clean_subset_excluded``, ``wants_clean_subset``), the splits (figured when every
+competition has a run, missing seeds failures: ``figures_for``), and what decides one
+competition between two experiments (``competition_tallies``).
 """
 
 import dataclasses

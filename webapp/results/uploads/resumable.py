@@ -1,25 +1,14 @@
 """Resumable uploads: an archive of up to ``MLEBOARD_UPLOAD_MAX_BYTES`` arriving in pieces
-(tus 1.0, served by ``webapp.results.uploads.tus``), continued where it stopped after a dropped
-connection, a closed laptop or Ctrl-C.
+(tus 1.0, served by ``webapp.results.uploads.tus``), continued where it stopped after a
+dropped connection, a closed laptop or Ctrl-C.
 
-A ``PartialUpload`` owns a part file under ``MEDIA_ROOT/partial/``. Each piece is streamed
-from the request to that file in small blocks (memory stays flat whatever the size), hashed
-on the way, and the offset and the SHA-256 state are saved together every
-``CHECKPOINT_BYTES`` and when the request ends, however it ends: a piece cut off keeps
-what arrived. One request writes a part at a time (an exclusive ``flock`` on the part,
-released by the kernel if its process dies). With the last byte the upload is assembled:
-the checksum is finished from the saved state (nothing is read again) and the part goes
-through ``uploads.upload_store``, the path a one-request upload takes: deduplicated by
-checksum, inspected (hostile archives, bombs, escaping paths), read and graded.
-
-Lifecycle (declared in ``webapp.work.declarations``; ``partial_move`` moves it):
-
-    receiving  --last byte-->  assembling  --stored-->  complete
-    receiving  --no byte for MLEBOARD_UPLOAD_PARTIAL_TTL_S-->  expired
-    receiving  --DELETE (tus termination)-->  terminated
-    assembling --silent for MLEBOARD_STALE_AFTER_S--> assembled again by the sweeper
-
-``partial_uploads_sweep`` (run by ``webapp.ops.sweeper``) ends every state that has a deadline.
+A ``PartialUpload`` owns a part file under ``MEDIA_ROOT/partial/``. Each piece is streamed to
+it in small blocks and hashed on the way; the offset and the SHA-256 state are saved
+together every ``CHECKPOINT_BYTES`` and when the request ends, however it ends. One request
+writes a part at a time (an exclusive ``flock``). With the last byte the checksum is
+finished from the saved state and the part goes through ``uploads.upload_store``, as a
+one-request upload does. Its states (``partial_move``) are in docs/lifecycle.md;
+``partial_uploads_sweep`` (run by the sweeper) ends every state that has a deadline.
 """
 
 from __future__ import annotations

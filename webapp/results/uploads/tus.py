@@ -1,18 +1,13 @@
 """tus 1.0 over HTTP (core, creation, expiration, termination) for ``resumable``: the
 command line (tuspy) and the upload page (tus-js-client) send archives in pieces here.
 
-    OPTIONS /api/uploads/tus/             what the server supports (no sign-in needed)
-    POST    /api/uploads/tus/             open an upload: Upload-Length, Upload-Metadata
-                                          (``filename``, ``metadata``: the experiment's JSON)
-    GET     /api/uploads/tus/             the caller's unfinished uploads (JSON)
-    HEAD    /api/uploads/tus/<key>/       Upload-Offset: where to continue
-    PATCH   /api/uploads/tus/<key>/       the next bytes, at Upload-Offset
-    DELETE  /api/uploads/tus/<key>/       give up; the part is removed
-    GET     /api/uploads/tus/<key>/       its state (JSON)
-
-When the last byte arrives the archive is stored as an upload; the response then carries
-``Mleboard-Upload`` (its API address) and ``Mleboard-Upload-Page`` (its page), as does a
-HEAD afterwards. Errors carry ``{"error": ...}`` saying what to do.
+``/api/uploads/tus/``: OPTIONS (what the server supports, no sign-in), POST (open an
+upload: Upload-Length, Upload-Metadata ``filename`` and ``metadata``), GET (the caller's
+unfinished uploads). ``/api/uploads/tus/<key>/``: HEAD (Upload-Offset: where to continue),
+PATCH (the next bytes), DELETE (give up), GET (its state). When the last byte arrives the
+archive is stored as an upload, and that response and any later HEAD carry
+``Mleboard-Upload`` (its API address) and ``Mleboard-Upload-Page`` (its page). Errors
+carry ``{"error": ...}`` saying what to do.
 """
 
 from __future__ import annotations
