@@ -13,6 +13,7 @@ cost *estimate*: the operator's prices, not an invoice.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -177,3 +178,16 @@ def pass_at_k_against_tokens(pass_at_k: Iterable[Mapping], tokens_per_run: float
         for point in pass_at_k
         if isinstance(point.get("k"), int)
     ]
+
+
+def pareto_frontier(points: Iterable[tuple[float, float]]) -> list[int]:
+    """The indices of the points (cost, value) no other point beats, cheapest first: none
+    cheaper or as cheap with a higher value. Ties in both keep the first."""
+    order = sorted(range(len(points := list(points))), key=lambda i: (points[i][0], -points[i][1]))
+    frontier: list[int] = []
+    best = -math.inf
+    for i in order:
+        if points[i][1] > best:
+            frontier.append(i)
+            best = points[i][1]
+    return frontier

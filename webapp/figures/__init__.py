@@ -9,7 +9,11 @@ from webapp.figures.compare import funnels_side_by_side, split_bars
 from webapp.figures.competition import histogram_bins, leaderboard_distribution, score_axis_range
 from webapp.figures.experiment import breakdown_bars, funnel, pass_at_k_curves, time_scaling
 from webapp.figures.layout import LAYOUT_BASE, MEDAL_COLOURS, narrow, percent_axis, row_range
-from webapp.figures.leaderboard import leaderboard_dots, leaderboard_dots_from_table
+from webapp.figures.leaderboard import (
+    leaderboard_dots,
+    leaderboard_dots_from_table,
+    medal_against_cost,
+)
 
 __all__ = [
     "narrow",
@@ -26,6 +30,7 @@ __all__ = [
     "split_bars",
     "leaderboard_dots_from_table",
     "leaderboard_dots",
+    "medal_against_cost",
     "LAYOUT_BASE",
     "MEDAL_COLOURS",
 ]

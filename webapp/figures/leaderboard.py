@@ -90,3 +90,55 @@ def leaderboard_dots(entries: Sequence[dict], splits: Sequence[tuple[str, str]])
             char_px=6.2,
         ),
     }
+
+
+def medal_against_cost(points: Sequence[dict], axis_title: str, tick_format: str) -> dict:
+    """Any Medal % (± SEM) against a cost per run, one point per entry (``label``,
+    ``cost``, ``mean``, ``standard_error``, ``frontier``), and the Pareto frontier (the
+    entries no other beats: as cheap or cheaper with a higher figure) as a step line."""
+    frontier = sorted((p for p in points if p["frontier"]), key=lambda p: p["cost"])
+    data = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "entries",
+            "x": [p["cost"] for p in points],
+            "y": [p["mean"] for p in points],
+            "text": [p["label"] for p in points],
+            "error_y": {
+                "type": "data",
+                "array": [p["standard_error"] or 0 for p in points],
+                "visible": True,
+                "thickness": 1.2,
+            },
+            "marker": {
+                "size": 9,
+                "color": [SPLIT_COLOURS[0] if p["frontier"] else "#9aa5b1" for p in points],
+            },
+            "hovertemplate": "%{text}: %{y:.1f}% any medal at %{x:" + tick_format + "}"
+            "<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "Pareto frontier",
+            "line": {"shape": "hv", "dash": "dot", "color": SPLIT_COLOURS[0]},
+            "x": [p["cost"] for p in frontier],
+            "y": [p["mean"] for p in frontier],
+            "hoverinfo": "skip",
+        },
+    ]
+    return {
+        "data": data,
+        "layout": {
+            **LAYOUT_BASE,
+            "showlegend": True,
+            "legend": {"orientation": "h", "y": -0.3},
+            "xaxis": {
+                "title": {"text": axis_title},
+                "rangemode": "tozero",
+                "tickformat": tick_format,
+            },
+            "yaxis": percent_axis("Any Medal %", [p["mean"] for p in points]),
+        },
+    }

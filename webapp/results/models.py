@@ -329,6 +329,9 @@ class ExperimentAggregate(models.Model):
     # reads 200 small rows instead of 200 full sets of figures.
     summary = models.JSONField(default=dict)
     clean_summary = models.JSONField(default=dict)
+    # What its runs cost (``grading.tokens.cost_summary``): tokens per run, for the
+    # leaderboard's medals-against-cost chart.
+    cost = models.JSONField(default=dict)
     n_reports = models.PositiveIntegerField(default=0)
     # Integrity checks of the experiment's runs (``webapp.integrity``): checked (any
     # outcome), flagged and not decided yet, disqualified.

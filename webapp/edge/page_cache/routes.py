@@ -21,6 +21,7 @@ _LEADERBOARD = (
     "provenance",
     "source",
     "class",
+    "cost",
     "since",
     "until",
     "clean",

@@ -26,6 +26,7 @@ from benchmark.reports import REPORT_KEYS, CompetitionReport
 from benchmark.splits import RAN, SPLIT_SLUGS
 from webapp.competitions.selectors import clean_subset_excluded_slugs
 from webapp.core import changes
+from webapp.results.grading.tokens import cost_summary
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport
 from webapp.work import send_on_commit
 
@@ -224,6 +225,7 @@ def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
             "summary": summary_of(figures),
             "clean_summary": summary_of(clean),
             "n_reports": len(reports),
+            "cost": cost_summary(experiment, disqualified_run_ids(experiment.pk)),
             **_review().counts(experiment.pk),
         },
     )

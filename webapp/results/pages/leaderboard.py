@@ -5,9 +5,11 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db.models import Q
 
 from benchmark import disclosure, provenance
+from benchmark.cost import cost_estimate, pareto_frontier
 from benchmark.splits import (
     PUBLISHED_SPLITS,
     RAN,
@@ -17,6 +19,7 @@ from benchmark.splits import (
 )
 from webapp.core.formatting import format_percentage_number
 from webapp.core.rendering import url_for_each
+from webapp.figures import medal_against_cost
 from webapp.results.grading.aggregates import wants_clean_subset
 from webapp.results.models import Experiment
 from webapp.results.selectors import experiments_visible_to
@@ -96,6 +99,7 @@ FIELDS = (
     "is_published",
     "hardware",
     "runtime_hours",
+    "gpus",
     "date",
     "created_at",
     "internet_access",
@@ -115,6 +119,7 @@ FIELDS = (
     "aggregate__runs_checked",
     "aggregate__runs_flagged",
     "aggregate__runs_disqualified",
+    "aggregate__cost",
 )
 
 
@@ -146,6 +151,7 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
     if filters.descriptions:
         qs = qs.filter(obfuscated_descriptions=filters.descriptions == "obfuscated")
     entries = []
+    prices = settings.MLEBOARD_LLM_PRICES
     # Only the summary shown is read (each is JSON to decode, per row).
     summary_field = "aggregate__clean_summary" if filters.clean else "aggregate__summary"
     for row in qs.values(*FIELDS, summary_field):
@@ -201,6 +207,7 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
                 else row["grading_reports_available"],
                 "notes": list(row["published_notes"] or []),
                 "obfuscated_descriptions": row["obfuscated_descriptions"],
+                "cost": _cost_per_run(row, prices),
                 "integrity": {
                     "checked": row["aggregate__runs_checked"] or 0,
                     "flagged": row["aggregate__runs_flagged"] or 0,
@@ -211,6 +218,69 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
 
     rank_entries(entries)
     return entries
+
+
+def _cost_per_run(row: dict, prices) -> dict:
+    """What one run of the entry costs, in each unit known: tokens (stored with its
+    figures), dollars (those tokens at the operator's price for its model) and GPU-hours
+    (its disclosed GPUs × hours). A unit not known is left out, never 0."""
+    stored = row["aggregate__cost"] or {}
+    out = {}
+    if stored.get("tokens_per_run") is not None:
+        out["tokens"] = stored["tokens_per_run"]
+        dollars = cost_estimate(
+            stored["prompt_per_run"],
+            stored["completion_per_run"],
+            prices.get(row["agent__model__name"]),
+        )
+        if dollars is not None:
+            out["dollars"] = dollars
+    if row["gpus"] is not None and row["runtime_hours"] is not None:
+        out["gpu_hours"] = row["gpus"] * row["runtime_hours"]
+    return out
+
+
+# The units of the medals-against-cost chart: (key, label, axis title, Plotly tick format).
+COST_UNITS = (
+    ("tokens", "tokens", "tokens per run (prompt + completion)", "~s"),
+    ("dollars", "dollars", "dollars per run, at the operator's prices", "$,.2f"),
+    ("gpu_hours", "GPU-hours", "GPU-hours per run (disclosed GPUs × hours)", ",.0f"),
+)
+
+
+def cost_chart(entries: list[dict], split: str, unit: str = "") -> dict | None:
+    """The leaderboard's Any Medal % on ``split`` against cost per run in ``unit`` (or the
+    unit most entries have), its Pareto frontier marked; the entries without a cost in
+    that unit listed apart (``without``), never drawn at 0. None when no entry has both."""
+    with_figure = [e for e in entries if (e["splits"].get(split) or {}).get("mean") is not None]
+    counts = {key: sum(key in e["cost"] for e in with_figure) for key, *_ in COST_UNITS}
+    units = [key for key, *_ in COST_UNITS if counts[key]]
+    if not units:
+        return None
+    if unit not in units:
+        unit = max(units, key=lambda key: counts[key])
+    drawn = [e for e in with_figure if unit in e["cost"]]
+    frontier = set(pareto_frontier([(e["cost"][unit], e["splits"][split]["mean"]) for e in drawn]))
+    points = [
+        {
+            "label": e["name"],
+            "cost": e["cost"][unit],
+            "mean": e["splits"][split]["mean"],
+            "standard_error": e["splits"][split].get("standard_error"),
+            "frontier": i in frontier,
+        }
+        for i, e in enumerate(drawn)
+    ]
+    _, label, title, ticks = next(u for u in COST_UNITS if u[0] == unit)
+    return {
+        "unit": unit,
+        "units": [(key, lab) for key, lab, *_ in COST_UNITS if key in units],
+        "label": label,
+        "split": split,
+        "figure": medal_against_cost(points, title, ticks),
+        "on_frontier": [p["label"] for p in points if p["frontier"]],
+        "without": [e for e in with_figure if unit not in e["cost"]],
+    }
 
 
 def ranking_split(entries: list[dict]) -> str:
@@ -290,6 +360,7 @@ def csv_columns(shown: list[str]) -> list[str]:
         *(f"{RAN.slug}_{k}" for k in ("mean", "standard_error", "n_competitions")),
         "n_seeds",
         "runtime_hours",
+        *(f"{key}_per_run" for key, *_ in COST_UNITS),
         "hardware",
         "date",
         "source_available",
@@ -324,6 +395,8 @@ def csv_rows(entries: list[dict]):
         for key in ("mean", "standard_error", "n_competitions"):
             flat[f"{RAN.slug}_{key}"] = ran.get(key)
         flat["footnotes"] = " | ".join(_entry_footnotes(entry))
+        for key, *_ in COST_UNITS:
+            flat[f"{key}_per_run"] = entry["cost"].get(key)
         flat["comparability_class"] = entry["comparability"]["class"]
         flat["comparability_reasons"] = " | ".join(_class_reasons(entry))
         # The table's integrity cell is empty ("—") when no run was checked or disqualified.

@@ -5,7 +5,6 @@ run's medal counts as none, as in every other figure."""
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import Q
 
 from benchmark.cost import (
     RunTokens,
@@ -13,7 +12,9 @@ from benchmark.cost import (
     run_tokens_from_usage,
     token_figures,
 )
-from webapp.results.models import Experiment, Run
+from webapp.results.grading.aggregates import disqualified_run_ids
+from webapp.results.grading.tokens import run_rows
+from webapp.results.models import Experiment
 
 # The most runs listed in an experiment's table of tokens.
 RUNS_LISTED = 500
@@ -24,31 +25,12 @@ def price_for(experiment: Experiment):
     return settings.MLEBOARD_LLM_PRICES.get(experiment.agent.model.name)
 
 
-def _run_rows(experiment: Experiment):
-    from webapp.results.grading.aggregates import disqualified_run_ids
-
-    disqualified = disqualified_run_ids(experiment.pk)
-    any_medal = Q(reports__is_current=True) & (
-        Q(reports__gold_medal=True) | Q(reports__silver_medal=True) | Q(reports__bronze_medal=True)
-    )
-    medalled = set(
-        Run.objects.filter(experiment=experiment).filter(any_medal).values_list("pk", flat=True)
-    )
-    rows = Run.objects.filter(experiment=experiment).values_list(
-        "pk", "competition__slug", "seed", "llm_usage"
-    )
-    return [
-        (pk, slug, seed, usage, pk in medalled and pk not in disqualified)
-        for pk, slug, seed, usage in rows.order_by("competition__slug", "seed")
-    ]
-
-
 def experiment_tokens(experiment: Experiment, *, with_runs: bool = True) -> dict:
     """``benchmark.cost.token_figures`` of the experiment's runs, with its model's price;
     and (``with_runs``) the first ``RUNS_LISTED`` runs' own counts as ``run_rows``."""
     from webapp.core.rendering import url_for_each
 
-    rows = _run_rows(experiment)
+    rows = run_rows(experiment, disqualified_run_ids(experiment.pk))
     tokens = [run_tokens_from_usage(usage, any_medal=medal) for _, _, _, usage, medal in rows]
     price = price_for(experiment)
     figures = token_figures(tokens, declared_total=experiment.llm_usage, price=price)

@@ -27,6 +27,7 @@ from webapp.results.pages.leaderboard import (
     CONDITIONS,
     INTEGRITY_FILTERS,
     LeaderboardFilters,
+    cost_chart,
     csv_rows,
     filter_choices,
     leaderboard_entries,
@@ -72,6 +73,9 @@ def home(request):
             if any(v for e in agents for v in e["splits"].values())
             else None,
             "unranked": sum(1 for e in agents if e["rank"] is None),
+            "cost_chart": cost_chart(
+                agents, ranking_split(agents) if agents else "", request.GET.get("cost", "")
+            ),
             "splits": split_choices(shown),
             "filters": filters,
             "query": query.urlencode(),
