@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from benchmark import disclosure, provenance
 from benchmark.reports import EXTRA_KEYS, REPORT_KEYS
-from webapp.core.bad_input import IsoDateField
+from webapp.core.bad_input import IsoDateField, JSONParser
 from webapp.core.visibility import may
 from webapp.results import selectors
 from webapp.results.disclosure import (
@@ -174,15 +174,42 @@ class ExperimentReportsApi(APIView):
         return Response(ReportOutput(reports, many=True, context=context).data)
 
 
+def _disclosure_input() -> type[serializers.Serializer]:
+    """The disclosure's fields as the schema documents them (``benchmark.disclosure``
+    reads them; this says their types and bounds)."""
+    numbers = {
+        "gpus": serializers.IntegerField(min_value=0, max_value=64),
+        "vcpus": serializers.IntegerField(min_value=1, max_value=4096),
+        "seeds": serializers.IntegerField(min_value=1, max_value=1000),
+        "ram_gib": serializers.FloatField(min_value=0, max_value=65536),
+        "hours": serializers.FloatField(min_value=0, max_value=1000),
+        "internet": serializers.BooleanField(),
+        "test_labels": serializers.BooleanField(),
+        "models": serializers.ListField(
+            child=serializers.CharField(max_length=100), max_length=disclosure.MAX_MODELS
+        ),
+    }
+    declared = {}
+    for f in disclosure.FIELDS:
+        field = numbers.get(f.name) or serializers.CharField(max_length=500, allow_blank=True)
+        field.required, field.allow_null, field.help_text = False, True, f.help
+        declared[f.name] = field
+    return type("DisclosureInput", (serializers.Serializer,), declared)
+
+
+DisclosureInput = _disclosure_input()
+
+
 class ExperimentDisclosureApi(APIView):
     """``PATCH``: state the conditions the experiment ran under (any of
     ``benchmark.disclosure.FIELDS``; null clears one). Its owner, or whoever may publish it.
     Answers the experiment, with its comparability class."""
 
     permission_classes = [IsAuthenticated]
+    parser_classes = [JSONParser]
     error_statuses = (403, 404)
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=ExperimentOutput)
+    @extend_schema(request=DisclosureInput, responses=ExperimentOutput)
     def patch(self, request, pk: int):
         experiment = selectors.experiment_visible_to(request.user, pk)
         if not may(request.user, "disclose", experiment):
@@ -204,22 +231,30 @@ class ExperimentDisclosureApi(APIView):
 _EMPTY = {"gpu_model": "", "leakage_url": "", "selection": "", "source_url": ""}
 
 
+class PublishInput(serializers.Serializer):
+    publish = serializers.BooleanField(
+        default=True, help_text="true publishes (the default), false withdraws"
+    )
+
+
 class ExperimentPublishApi(APIView):
     """``POST``: put the experiment on the public leaderboard (``{"publish": false}``
     withdraws it). Refused with 400 and ``missing`` (the disclosure's fields it lacks)
     while its conditions are not all stated."""
 
     permission_classes = [IsAuthenticated]
+    parser_classes = [JSONParser]
     error_statuses = (403, 404)
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=ExperimentOutput)
+    @extend_schema(request=PublishInput, responses=ExperimentOutput)
     def post(self, request, pk: int):
         experiment = selectors.experiment_visible_to(request.user, pk)
         if not may(request.user, "publish", experiment):
             return Response({"error": "publishing needs the permission to publish"}, 403)
-        wanted = request.data.get("publish", True) if isinstance(request.data, dict) else True
-        if not isinstance(wanted, bool):
+        body = PublishInput(data=request.data)
+        if not isinstance(request.data, dict) or not body.is_valid():
             return Response({"error": '"publish" must be true or false'}, 400)
+        wanted = body.validated_data["publish"]
         try:
             if wanted:
                 experiment_publish(experiment)

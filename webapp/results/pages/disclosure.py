@@ -1,6 +1,7 @@
 """The experiment's conditions on its own pages: the form that states them, and publishing,
 refused with the same list of what is missing as the API's."""
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -59,14 +60,22 @@ def experiment_disclosure(request, pk: int):
     )
 
 
+class PublishForm(forms.Form):
+    publish = forms.ChoiceField(choices=[("1", "publish"), ("0", "withdraw")])
+
+
 @login_required
 @require_POST
 def experiment_publish_page(request, pk: int):
     experiment = selectors.experiment_visible_to(request.user, pk)
     if not may(request.user, "publish", experiment):
         raise PermissionDenied("publishing needs the permission to publish")
+    form = PublishForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Nothing was done: the form was not the page's.")
+        return redirect(experiment.get_absolute_url() + "#conditions")
     try:
-        if request.POST.get("publish", "1") == "1":
+        if form.cleaned_data["publish"] == "1":
             experiment_publish(experiment)
             messages.success(request, "Published on the public leaderboard.")
         else:
