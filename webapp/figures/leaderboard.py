@@ -128,6 +128,10 @@ def medal_against_cost(points: Sequence[dict], axis_title: str, tick_format: str
             "hoverinfo": "skip",
         },
     ]
+    if len(points) <= LABELLED_POINTS:
+        data[0]["mode"] = "markers+text"
+        data[0]["textposition"] = "top center"
+        data[0]["textfont"] = {"size": 11}
     return {
         "data": data,
         "layout": {
@@ -142,3 +146,7 @@ def medal_against_cost(points: Sequence[dict], axis_title: str, tick_format: str
             "yaxis": percent_axis("Any Medal %", [p["mean"] for p in points]),
         },
     }
+
+
+# Up to this many points carry their names on the chart; more would cover each other.
+LABELLED_POINTS = 12

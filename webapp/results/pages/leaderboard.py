@@ -242,9 +242,9 @@ def _cost_per_run(row: dict, prices) -> dict:
 
 # The units of the medals-against-cost chart: (key, label, axis title, Plotly tick format).
 COST_UNITS = (
-    ("tokens", "tokens", "tokens per run (prompt + completion)", "~s"),
-    ("dollars", "dollars", "dollars per run, at the operator's prices", "$,.2f"),
-    ("gpu_hours", "GPU-hours", "GPU-hours per run (disclosed GPUs × hours)", ",.0f"),
+    ("tokens", "tokens", "tokens per run", "~s"),
+    ("dollars", "dollars", "dollars per run", "$,.2f"),
+    ("gpu_hours", "GPU-hours", "GPU-hours per run", ",.0f"),
 )
 
 
@@ -278,7 +278,9 @@ def cost_chart(entries: list[dict], split: str, unit: str = "") -> dict | None:
         "label": label,
         "split": split,
         "figure": medal_against_cost(points, title, ticks),
-        "on_frontier": [p["label"] for p in points if p["frontier"]],
+        "on_frontier": [
+            p["label"] for p in sorted(points, key=lambda p: p["cost"]) if p["frontier"]
+        ],
         "without": [e for e in with_figure if unit not in e["cost"]],
     }
 
