@@ -166,6 +166,8 @@ def test_publishing_is_refused_with_what_is_missing_then_allowed(api, alice, pub
     ("body", "status", "said"),
     [
         ({"gpus": -1}, 400, "gpus"),
+        ({"hours": 1e9, "gpus": 1}, 400, "hours: must be more than 0 and at most 1,000 h"),
+        ({"gpu_model": "x" * 20_000, "gpus": 1}, 400, "gpu_model: is 20,000 characters"),
         ({"gpus": "1e3"}, 400, "whole number"),
         ({"models": "x" * 500}, 400, "models"),
         ({"nested": {"a": {"b": [1]}}}, 400, "not a disclosure field"),
@@ -181,6 +183,9 @@ def test_disclosure_patches_answer_400_with_the_reason(api, media, body, status,
     )
     assert response.status_code == status, response.content
     assert said in response.content.decode()
+    if status == 400:
+        # Nothing of a refused body is stored, not even its valid fields.
+        assert Experiment.objects.get(pk=experiment.pk).disclosed() == experiment.disclosed()
 
 
 def test_someone_elses_experiment_cannot_be_disclosed(api, bob, media):
