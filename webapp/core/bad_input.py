@@ -18,6 +18,10 @@
   threshold) written as null: JSON has no literal for them.
 * ``not_found``: the site's 404, as JSON under ``/api/`` (an address no API route takes,
   such as ``/api/runs/abc/``), the page elsewhere.
+* ``split_asked``: the split a query names (``?split=``), by any name
+  ``benchmark.splits.resolve_split`` takes; any other name raises ``BadQuery``, which
+  ``BadQueryMiddleware`` answers 400 with the message and the values the parameter takes
+  (``{"detail": ..., "valid": [...]}`` under ``/api/``, the 400 page elsewhere).
 * ``LengthBoundForm``: a form mixin enforcing every text field's ``max_length``, also one
   set after the field was built (Django's login forms do so, and nothing enforced it: a
   256-character user name reached django-axes' 255-character column, a 500).
@@ -34,9 +38,12 @@ import re
 
 from django.core.validators import MaxLengthValidator
 from django.http import HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views.defaults import page_not_found
 from rest_framework import parsers, renderers, serializers
 from rest_framework.exceptions import ParseError
+
+from benchmark.splits import UnknownSplit, resolve_split, split_names_text
 
 NUL_MESSAGE = (
     "The address contains a NUL character (%00), which no page, filter or search accepts: "
@@ -164,3 +171,62 @@ def not_found(request, exception):
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Not found."}, status=404)
     return page_not_found(request, exception)
+
+
+class BadQuery(Exception):
+    """A query parameter's value no page takes: ``message`` says why, ``valid`` lists the
+    values it takes. Raised by a view, answered 400 by ``BadQueryMiddleware``."""
+
+    def __init__(self, parameter: str, message: str, valid: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.parameter = parameter
+        self.message = message
+        self.valid = valid
+
+
+# ``?split=`` as the API documents it.
+SPLIT_PARAMETER = (
+    f"a split: {split_names_text()}; MLE-bench's file names may end in .txt. Another "
+    'name is a 400 {"detail", "valid"}.'
+)
+
+
+def split_asked(query, *, figures: bool = False, parameter: str = "split") -> str:
+    """The split slug ``?split=`` names ("" when it names none): a slug, an alias or
+    MLE-bench's file name (``benchmark.splits.resolve_split``; with ``figures``, also the
+    split of an experiment's figures over the competitions it ran). Raises BadQuery."""
+    name = query.get(parameter, "").strip()
+    if not name:
+        return ""
+    try:
+        return resolve_split(name, figures=figures)
+    except UnknownSplit as error:
+        raise BadQuery(parameter, str(error), error.valid) from None
+
+
+class BadQueryMiddleware:
+    """``BadQuery`` raised by a view (pages and the API alike) answered 400."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, BadQuery):
+            return None
+        if request.path.startswith("/api/"):
+            return JsonResponse(
+                {"detail": exception.message, "valid": list(exception.valid)}, status=400
+            )
+        return render(
+            request,
+            "400.html",
+            {
+                "message": exception.message,
+                "parameter": exception.parameter,
+                "valid": exception.valid,
+            },
+            status=400,
+        )

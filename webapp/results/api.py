@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.reports import EXTRA_KEYS, REPORT_KEYS
-from webapp.core.bad_input import IsoDateField
+from webapp.core.bad_input import SPLIT_PARAMETER, IsoDateField, split_asked
 from webapp.results import selectors
 from webapp.results.grading.aggregates import wants_clean_subset
 from webapp.results.models import Experiment, GradeReport
@@ -214,7 +214,11 @@ class CompareApi(APIView):
                 pattern=EXPERIMENT_IDS.pattern,
                 description="two or more experiment ids, comma-separated: 3,7",
             ),
-            OpenApiParameter("split", str),
+            OpenApiParameter(
+                "split",
+                str,
+                description=f"{SPLIT_PARAMETER} Default: the first split common to all.",
+            ),
             OpenApiParameter("clean", str, description="1: the clean subset"),
         ],
         responses={200: OpenApiTypes.OBJECT},
@@ -231,7 +235,7 @@ class CompareApi(APIView):
             return Response({"error": "no experiment you can see has some of these ids"}, 404)
         result = selectors.comparison_of(
             chosen,
-            request.query_params.get("split", ""),
+            split_asked(request.query_params, figures=True),
             clean=wants_clean_subset(request.query_params),
         )
         return Response(

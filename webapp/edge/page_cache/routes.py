@@ -6,7 +6,8 @@ the request the view sees, so the stored page is the page of the key), each para
 keeps its last value (what ``QueryDict.get`` returns), parameters are sorted, and the API's
 ``Accept`` header is reduced to "JSON" (the only representation it has; anything else is
 not cached and gets the API's own 406). So ``?a=1&b=2``, ``?b=2&a=1&utm_source=x`` and a
-browser's ``Accept`` make one entry, not three.
+browser's ``Accept`` make one entry, not three. A split is keyed by its slug, whichever of
+its names the address gives (``?split=lite`` is ``?split=low``).
 
 A page depends on the catalogue (every page) and either on the *listings* (pages made of
 every public experiment: the leaderboard, competitions, compare, the experiment list) or
@@ -17,6 +18,8 @@ import re
 from dataclasses import dataclass
 
 from django.http import QueryDict
+
+from benchmark.splits import UnknownSplit, resolve_split
 
 # What webapp.results.pages.leaderboard.LeaderboardFilters reads (its tri-state flags included).
 _LEADERBOARD = (
@@ -128,10 +131,24 @@ def accepts_json(accept: str) -> bool:
     return bool(types & _JSON_TYPES)
 
 
+def _split_slug(name: str) -> str:
+    try:
+        return resolve_split(name, figures=True)
+    except UnknownSplit:
+        return name  # the page's 400, never stored
+
+
+# Parameters whose values have several names: keyed by the value they name, so that
+# ?split=lite, ?split=Lite and ?split=low.txt are the page of ?split=low.
+_ONE_NAME = {"split": _split_slug}
+
+
 def canonical_query(route: Route, query: QueryDict) -> QueryDict:
-    """The parameters ``route`` reads, each with its last value, in name order."""
+    """The parameters ``route`` reads, each with its last value (by its one name, for
+    those in _ONE_NAME), in name order."""
     canonical = QueryDict(mutable=True)
     for name in sorted(set(query) & route.parameters):
-        canonical[name] = query[name]
+        value = query[name]
+        canonical[name] = _ONE_NAME[name](value) if name in _ONE_NAME else value
     canonical._mutable = False
     return canonical
