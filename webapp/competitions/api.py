@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from webapp.competitions import selectors
 from webapp.competitions.models import Competition, KnownIssue, PrivateLeaderboard
-from webapp.core.bad_input import SPLIT_PARAMETER, split_asked
+from webapp.core.bad_input import split_asked, split_parameter
 
 
 class ThresholdsOutput(serializers.ModelSerializer):
@@ -108,7 +108,7 @@ class CompetitionListApi(APIView):
     @extend_schema(
         parameters=[
             *(OpenApiParameter(n, str) for n in ("category", "complexity", "q")),
-            OpenApiParameter("split", str, description=SPLIT_PARAMETER),
+            split_parameter(),
         ],
         responses=CompetitionOutput(many=True),
     )

@@ -40,10 +40,18 @@ from django.core.validators import MaxLengthValidator
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.defaults import page_not_found
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import parsers, renderers, serializers
 from rest_framework.exceptions import ParseError
 
-from benchmark.splits import UnknownSplit, resolve_split, split_names_text
+from benchmark.splits import (
+    RAN,
+    VALID_FIGURE_SPLIT_NAMES,
+    VALID_SPLIT_NAMES,
+    UnknownSplit,
+    resolve_split,
+    split_names_text,
+)
 
 NUL_MESSAGE = (
     "The address contains a NUL character (%00), which no page, filter or search accepts: "
@@ -184,11 +192,18 @@ class BadQuery(Exception):
         self.valid = valid
 
 
-# ``?split=`` as the API documents it.
-SPLIT_PARAMETER = (
-    f"a split: {split_names_text()}; MLE-bench's file names may end in .txt. Another "
-    'name is a 400 {"detail", "valid"}.'
-)
+def split_parameter(*, figures: bool = False, default: str = "") -> OpenApiParameter:
+    """``?split=`` as the API documents it: the names ``split_asked`` takes (in any case,
+    MLE-bench's file names also ending in .txt), any other a 400."""
+    return OpenApiParameter(
+        "split",
+        str,
+        enum=list(VALID_FIGURE_SPLIT_NAMES if figures else VALID_SPLIT_NAMES),
+        description=f"a split: {split_names_text()}"
+        + (f", or {RAN.slug} (figures over exactly the competitions run)" if figures else "")
+        + "; MLE-bench's file names may also end in .txt. Another name is a 400 "
+        '{"detail", "valid"}.' + (f" Default: {default}." if default else ""),
+    )
 
 
 def split_asked(query, *, figures: bool = False, parameter: str = "split") -> str:

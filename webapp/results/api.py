@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.reports import EXTRA_KEYS, REPORT_KEYS
-from webapp.core.bad_input import SPLIT_PARAMETER, IsoDateField, split_asked
+from webapp.core.bad_input import IsoDateField, split_asked, split_parameter
 from webapp.results import selectors
 from webapp.results.grading.aggregates import wants_clean_subset
 from webapp.results.models import Experiment, GradeReport
@@ -214,11 +214,7 @@ class CompareApi(APIView):
                 pattern=EXPERIMENT_IDS.pattern,
                 description="two or more experiment ids, comma-separated: 3,7",
             ),
-            OpenApiParameter(
-                "split",
-                str,
-                description=f"{SPLIT_PARAMETER} Default: the first split common to all.",
-            ),
+            split_parameter(figures=True, default="the first split common to all"),
             OpenApiParameter("clean", str, description="1: the clean subset"),
         ],
         responses={200: OpenApiTypes.OBJECT},
