@@ -19,10 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmark.catalogue import COMPLEXITIES, CompetitionFacts, load_catalogue, normalise_split
+from benchmark.catalogue import COMPLEXITIES, CompetitionFacts, load_catalogue
 from benchmark.compare import level_of
 from benchmark.passk import pass_at_k_curve
 from benchmark.reports import CompetitionReport, read_grading_report
+from benchmark.splits import resolve_split
 
 # MLE-bench's SeedMetrics fields, in its order: the names the figures go by everywhere.
 METRIC_NAMES = (
@@ -148,7 +149,7 @@ def aggregate(
     ``percentage``), ``per_competition`` (counts per competition, with ``level_sum`` and
     ``mean_score``, what a comparison decides a competition on), ``warnings``.
     """
-    split_name = normalise_split(split)
+    split_name = resolve_split(split)
     catalogue = load_catalogue(include_demo=True) if catalogue is None else catalogue
     competitions = [facts for facts in catalogue.values() if split_name in facts.splits]
     if not competitions:

@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.splits import SPLIT_ALIASES, SPLIT_SLUGS
+from benchmark.splits import SPLIT_SLUGS, resolve_split
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 CATALOGUE_FILE = DATA_DIR / "competitions.yaml"
@@ -47,10 +47,6 @@ class CatalogueError(ValueError):
 
 class UnknownCompetition(LookupError):
     """A competition id that is not in the catalogue."""
-
-
-class UnknownSplit(ValueError):
-    """A split name that is not one of ``benchmark.splits``' slugs or aliases."""
 
 
 @dataclass(frozen=True)
@@ -174,21 +170,11 @@ def load_catalogue(include_demo: bool = False) -> dict[str, CompetitionFacts]:
     return {facts.id: facts for facts in _cached_catalogue(include_demo)}
 
 
-def normalise_split(split: str) -> str:
-    """The canonical split name for ``split`` (``lite`` -> ``low``, ``split75`` -> ``all``)."""
-    name = SPLIT_ALIASES.get(split, split)
-    if name not in SPLIT_SLUGS:
-        valid = ", ".join(SPLIT_SLUGS + tuple(SPLIT_ALIASES))
-        raise UnknownSplit(f"unknown split {split!r}; choose one of {valid}")
-    return name
-
-
 def competitions_in_split(split: str) -> list[CompetitionFacts]:
-    """The competitions of ``split`` (low|medium|high|all|lite|dev|demo), in catalogue order.
-
-    Raises UnknownSplit for any other name.
+    """The competitions of ``split`` (any name ``benchmark.splits.resolve_split`` takes),
+    in catalogue order. Raises UnknownSplit for any other name.
     """
-    name = normalise_split(split)
+    name = resolve_split(split)
     catalogue = _cached_catalogue(include_demo=True)
     return [facts for facts in catalogue if name in facts.splits]
 

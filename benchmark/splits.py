@@ -2,10 +2,17 @@
 labels and their order; every page, API, form and command takes them from here.
 
 MLE-bench groups its 75 competitions by complexity (``low``, which it also calls Lite,
-``medium``, ``high``) and as a whole (``all``, its file ``split75.txt``), and keeps 7 more
-for development (``dev``). mleboard adds its 4 small ``demo`` competitions. An experiment
-that covers no split completely gets figures over exactly the competitions it ran,
-under the name ``ran``.
+``medium``, ``high``) and as a whole (``all``, its file ``split75.txt``), names the 30 that
+OpenAI's system cards report (``systemcard``), and keeps 7 more for development (``dev``).
+mleboard adds its 4 small ``demo`` competitions. An experiment that covers no split
+completely gets figures over exactly the competitions it ran, under the name ``ran``.
+
+Wherever a split is asked for (``?split=`` on every page and the API, ``mleboard
+--split``), ``resolve_split`` reads the name: a slug, an alias (``lite``, ``split75``) or
+the name of MLE-bench's file under ``experiments/splits/`` (with or without ``.txt``). Any
+other name raises ``UnknownSplit``, whose message names every valid one. MLE-bench's
+``spaceship-titanic.txt`` lists that one competition, to try an agent on: it is a
+competition, not a split, here (its page, or ``--competition spaceship-titanic``).
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ SPLITS: tuple[Split, ...] = (
     Split("medium", "Medium", "the 38 competitions of medium complexity", True),
     Split("high", "High", "the 15 competitions of high complexity", True),
     Split("all", "All", "MLE-bench's 75 competitions", True),
+    # Not a column of MLE-bench's leaderboard: shown where an experiment has figures on it.
+    Split("systemcard", "System card", "the 30 competitions OpenAI's system cards report"),
     Split("dev", "Dev", "MLE-bench's 7 development competitions"),
     Split("demo", "Demo", "mleboard's 4 demo competitions, built from scikit-learn datasets"),
 )
@@ -40,14 +49,19 @@ PUBLISHED_SPLITS: tuple[str, ...] = tuple(s.slug for s in SPLITS if s.published)
 FIGURE_SPLITS: tuple[str, ...] = (*SPLIT_SLUGS, RAN.slug)
 # Other names accepted wherever a split is asked for.
 SPLIT_ALIASES = {"lite": "low", "split75": "all"}
-# MLE-bench's files under experiments/splits/ (stem -> our slug); its all.txt is not ours.
+# MLE-bench's files under experiments/splits/ (stem -> our slug). Its spaceship-titanic.txt
+# (one competition, to try an agent on) is no split here: see SINGLE_COMPETITION_FILES.
 MLEBENCH_SPLIT_FILES = {
     "low": "low",
     "medium": "medium",
     "high": "high",
     "split75": "all",
+    "systemcard": "systemcard",
     "dev": "dev",
 }
+# MLE-bench's split files that list one competition: asked for as a split, the refusal
+# points to the competition.
+SINGLE_COMPETITION_FILES = ("spaceship-titanic",)
 # The split shown when none is asked for; then the others, in display order. Leaderboard
 # ties on one split are broken by the next.
 DEFAULT_SPLIT = "all"
@@ -57,6 +71,72 @@ SPLIT_PREFERENCE: tuple[str, ...] = (
 )
 
 _LABELS = {s.slug: s.label for s in (*SPLITS, RAN)}
+# Every name resolve_split takes, and the slug it names.
+_NAMES = {
+    **{slug: slug for slug in SPLIT_SLUGS},
+    **SPLIT_ALIASES,
+    **MLEBENCH_SPLIT_FILES,
+}
+# The names to offer when one is refused: the slugs, then the other names.
+VALID_SPLIT_NAMES: tuple[str, ...] = (
+    *SPLIT_SLUGS,
+    *(name for name in _NAMES if name not in SPLIT_SLUGS),
+)
+# Where figures are asked for (an experiment's page, compare), also RAN.
+VALID_FIGURE_SPLIT_NAMES: tuple[str, ...] = (*VALID_SPLIT_NAMES, RAN.slug)
+
+
+class UnknownSplit(ValueError):
+    """A split name resolve_split does not take; the message names every one it takes
+    (``valid``)."""
+
+    def __init__(self, name: str, valid: tuple[str, ...] = VALID_SPLIT_NAMES):
+        self.name = name
+        self.valid = valid
+        slugs = ", ".join(n for n in valid if _NAMES.get(n, n) == n)
+        aliases = ", ".join(f"{n} = {_NAMES[n]}" for n in valid if _NAMES.get(n, n) != n)
+        shown = name if len(name) <= 60 else name[:60] + "…"
+        message = (
+            f"unknown split {shown!r}: choose one of {slugs} (or {aliases}; MLE-bench's "
+            "file names may end in .txt)"
+        )
+        stem = _stem(name)
+        if stem in SINGLE_COMPETITION_FILES:
+            message += (
+                f". MLE-bench's {stem}.txt lists the one competition {stem}: it is a "
+                "competition here, not a split"
+            )
+        super().__init__(message)
+
+
+def split_names_text() -> str:
+    """The names a ``--split`` option takes, for its help: "low (= lite), medium, ..."."""
+    aliases: dict[str, list[str]] = {}
+    for name, slug in _NAMES.items():
+        if name != slug:
+            aliases.setdefault(slug, []).append(name)
+    return ", ".join(
+        slug + (f" (= {', '.join(aliases[slug])})" if slug in aliases else "")
+        for slug in SPLIT_SLUGS
+    )
+
+
+def _stem(name: str) -> str:
+    return name.strip().lower().removesuffix(".txt")
+
+
+def resolve_split(name: str, *, figures: bool = False) -> str:
+    """The slug ``name`` names: a slug, an alias or MLE-bench's split file name (with or
+    without ``.txt``), in any case, spaces around it aside; with ``figures`` also RAN
+    (figures are kept under it, the catalogue has no such split). Raises UnknownSplit
+    otherwise."""
+    stem = _stem(name)
+    if figures and stem == RAN.slug:
+        return RAN.slug
+    slug = _NAMES.get(stem)
+    if slug is None:
+        raise UnknownSplit(name, VALID_FIGURE_SPLIT_NAMES if figures else VALID_SPLIT_NAMES)
+    return slug
 
 
 def split_label(slug: str) -> str:

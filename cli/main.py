@@ -10,6 +10,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from benchmark.splits import split_names_text
 from cli import CommandError, configuration, grading, integrity, runs
 from cli.submit import interface as submit
 
@@ -62,8 +63,7 @@ def _add_catalogue(subparsers) -> None:
     )
     parser.add_argument(
         "--split",
-        help="low (= lite), medium, high, all (= split75), dev or demo; default: every "
-        "MLE-bench competition (75 + 7 dev)",
+        help=f"{split_names_text()}; default: every MLE-bench competition (75 + 7 dev)",
     )
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument(
@@ -76,7 +76,8 @@ def cmd_catalogue(args: argparse.Namespace) -> int:
     """Print the catalogue (or one split of it) as a table or JSON."""
     from dataclasses import asdict
 
-    from benchmark.catalogue import UnknownSplit, competitions_in_split, load_catalogue
+    from benchmark.catalogue import competitions_in_split, load_catalogue
+    from benchmark.splits import UnknownSplit
 
     if args.split:
         try:
@@ -228,9 +229,7 @@ def _add_aggregate(subparsers) -> None:
         "category, per complexity, the funnel and pass@k.",
     )
     parser.add_argument("--reports", required=True, nargs="+", metavar="FILE")
-    parser.add_argument(
-        "--split", default="all", help="low (= lite), medium, high, all (= split75), dev, demo"
-    )
+    parser.add_argument("--split", default="all", help=split_names_text())
     parser.add_argument(
         "--pad-missing",
         action="store_true",
@@ -254,8 +253,8 @@ def _add_aggregate(subparsers) -> None:
 def cmd_aggregate(args: argparse.Namespace) -> int:
     """Print the aggregate of the reports: MLE-bench's figures first, then ours."""
     from benchmark.aggregate import AggregationError, aggregate, read_reports_in_mlebench_order
-    from benchmark.catalogue import UnknownSplit
     from benchmark.reports import GradingReportError
+    from benchmark.splits import UnknownSplit
 
     try:
         reports = read_reports_in_mlebench_order(args.reports)

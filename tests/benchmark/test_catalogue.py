@@ -7,17 +7,18 @@ import pytest
 from benchmark.catalogue import (
     CompetitionFacts,
     UnknownCompetition,
-    UnknownSplit,
     competitions_in_split,
     get_competition,
     load_catalogue,
 )
+from benchmark.splits import VALID_SPLIT_NAMES, UnknownSplit, resolve_split
 from tests.mlebench_material import split_lists
 
 
 def test_split_sizes_match_mlebench():
-    sizes = {s: len(competitions_in_split(s)) for s in ("low", "medium", "high", "all", "dev")}
-    assert sizes == {"low": 22, "medium": 38, "high": 15, "all": 75, "dev": 7}
+    names = ("low", "medium", "high", "all", "systemcard", "dev")
+    sizes = {s: len(competitions_in_split(s)) for s in names}
+    assert sizes == {"low": 22, "medium": 38, "high": 15, "all": 75, "systemcard": 30, "dev": 7}
     assert [f.id for f in competitions_in_split("lite")] == [
         f.id for f in competitions_in_split("low")
     ]
@@ -34,10 +35,82 @@ def test_complexity_splits_partition_all():
         assert {f.complexity for f in competitions_in_split(split)} == {split}
 
 
-@pytest.mark.parametrize("split", ["low", "medium", "high", "split75", "dev"])
+@pytest.mark.parametrize("split", ["low", "medium", "high", "split75", "systemcard", "dev"])
 def test_splits_equal_mlebench_split_files(split):
     listed = split_lists()[split]
     assert sorted(listed) == sorted(f.id for f in competitions_in_split(split))
+
+
+# MLE-bench's experiments/splits/systemcard.txt: the competitions OpenAI's system cards report.
+SYSTEM_CARD = (
+    "aptos2019-blindness-detection",
+    "billion-word-imputation",
+    "bms-molecular-translation",
+    "cassava-leaf-disease-classification",
+    "champs-scalar-coupling",
+    "freesound-audio-tagging-2019",
+    "h-and-m-personalized-fashion-recommendations",
+    "hms-harmful-brain-activity-classification",
+    "hotel-id-2021-fgvc8",
+    "hubmap-kidney-segmentation",
+    "imet-2020-fgvc7",
+    "jigsaw-unintended-bias-in-toxicity-classification",
+    "kuzushiji-recognition",
+    "mlsp-2013-birds",
+    "multi-modal-gesture-recognition",
+    "new-york-city-taxi-fare-prediction",
+    "nfl-player-contact-detection",
+    "nomad2018-predict-transparent-conductors",
+    "osic-pulmonary-fibrosis-progression",
+    "petfinder-pawpularity-score",
+    "plant-pathology-2021-fgvc8",
+    "smartphone-decimeter-2022",
+    "spooky-author-identification",
+    "stanford-covid-vaccine",
+    "tensorflow2-question-answering",
+    "tweet-sentiment-extraction",
+    "us-patent-phrase-to-phrase-matching",
+    "uw-madison-gi-tract-image-segmentation",
+    "ventilator-pressure-prediction",
+    "whale-categorization-playground",
+)
+
+
+def test_systemcard_is_the_system_cards_30_competitions_of_all():
+    listed = [f.id for f in competitions_in_split("systemcard")]
+    assert sorted(listed) == sorted(SYSTEM_CARD) and len(set(SYSTEM_CARD)) == 30
+    assert set(listed) <= {f.id for f in competitions_in_split("all")}
+    # Of every complexity: 5 low, 20 medium, 5 high.
+    complexities = [f.complexity for f in competitions_in_split("systemcard")]
+    assert {c: complexities.count(c) for c in set(complexities)} == {
+        "low": 5,
+        "medium": 20,
+        "high": 5,
+    }
+
+
+@pytest.mark.parametrize(
+    "name, slug",
+    [
+        ("lite", "low"),
+        ("split75", "all"),
+        ("systemcard", "systemcard"),
+        ("systemcard.txt", "systemcard"),
+        ("split75.txt", "all"),
+        (" Lite ", "low"),
+        ("dev", "dev"),
+        ("demo", "demo"),
+    ],
+)
+def test_aliases_and_mlebench_file_names_resolve(name, slug):
+    assert resolve_split(name) == slug
+    assert competitions_in_split(name) == competitions_in_split(slug)
+
+
+def test_ran_is_a_split_of_figures_only():
+    assert resolve_split("ran", figures=True) == "ran"
+    with pytest.raises(UnknownSplit):
+        resolve_split("ran")
 
 
 def test_demo_competitions_only_with_include_demo():
@@ -70,8 +143,14 @@ def test_facts_are_immutable_and_catalogue_copies_are_independent():
 
 
 def test_unknown_split_and_competition():
-    with pytest.raises(UnknownSplit, match="unknown split 'huge'"):
+    with pytest.raises(UnknownSplit, match="unknown split 'huge'") as refused:
         competitions_in_split("huge")
+    assert refused.value.valid == VALID_SPLIT_NAMES
+    for name in ("low", "systemcard", "demo", "lite = low", "split75 = all"):
+        assert name in str(refused.value)
+    # MLE-bench's one-competition file is refused with the reason.
+    with pytest.raises(UnknownSplit, match="one competition spaceship-titanic"):
+        resolve_split("spaceship-titanic.txt")
     with pytest.raises(UnknownCompetition):
         get_competition("no-such-competition")
     assert get_competition("demo-wine").lower_is_better is True

@@ -66,7 +66,18 @@ def test_catalogue_json_end_to_end():
 
 @pytest.mark.parametrize(
     ("split", "count"),
-    [("low", 22), ("lite", 22), ("medium", 38), ("high", 15), ("all", 75), ("dev", 7), ("demo", 4)],
+    [
+        ("low", 22),
+        ("lite", 22),
+        ("medium", 38),
+        ("high", 15),
+        ("all", 75),
+        ("split75", 75),
+        ("systemcard", 30),
+        ("systemcard.txt", 30),
+        ("dev", 7),
+        ("demo", 4),
+    ],
 )
 def test_catalogue_split_counts(capsys, split, count):
     code, out, _ = run_main(capsys, "catalogue", "--split", split, "--format", "json")
@@ -78,6 +89,28 @@ def test_catalogue_split_counts(capsys, split, count):
 def test_catalogue_unknown_split(capsys):
     code, out, err = run_main(capsys, "catalogue", "--split", "huge")
     assert code == 2 and out == "" and "unknown split 'huge'" in err
+    assert "systemcard" in err and "split75 = all" in err
+
+
+def test_aggregate_on_systemcard_by_its_file_name(tmp_path, capsys):
+    paths = write_reports(tmp_path, "systemcard", seeds=1, with_seed=True)
+    code, out, _ = run_main(
+        capsys,
+        "aggregate",
+        "--reports",
+        *map(str, paths),
+        "--split",
+        "systemcard.txt",
+        "--format",
+        "json",
+    )
+    assert code == 0
+    printed = json.loads(out)
+    assert printed["split"] == "systemcard" and printed["num_competitions_per_seed"] == 30
+    code, _, err = run_main(
+        capsys, "aggregate", "--reports", *map(str, paths), "--split", "spaceship-titanic"
+    )
+    assert code == 2 and "it is a competition here, not a split" in err
 
 
 def leaderboard(tmp_path: Path, scores) -> Path:

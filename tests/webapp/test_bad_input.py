@@ -279,6 +279,24 @@ def test_more_gpus_than_the_maximum_is_a_400(api, alice, client):
     assert Launch.objects.count() == 0
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/competitions/?split=huge",
+        "/api/competitions/?split=huge",
+        "/compare/?split=huge",
+        "/compare/?experiments=1,2&split=huge",
+    ],
+)
+def test_an_unknown_split_is_a_400_that_lists_the_valid_names(client, url):
+    response = client.get(url)
+    assert response.status_code == 400
+    text = error_of(response)
+    assert "unknown split" in text.lower() and "huge" in text
+    for name in ("low", "systemcard", "lite", "split75"):
+        assert name in text
+
+
 # --- hypothesis over the pages' query parameters --------------------------------------
 
 PAGE_PARAMS = {

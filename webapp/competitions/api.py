@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from webapp.competitions import selectors
 from webapp.competitions.models import Competition, KnownIssue, PrivateLeaderboard
+from webapp.core.bad_input import split_asked, split_parameter
 
 
 class ThresholdsOutput(serializers.ModelSerializer):
@@ -105,13 +106,15 @@ class CompetitionListApi(APIView):
     serializer_class = CompetitionOutput
 
     @extend_schema(
-        parameters=[OpenApiParameter(n, str) for n in ("category", "complexity", "split", "q")],
+        parameters=[
+            *(OpenApiParameter(n, str) for n in ("category", "complexity", "q")),
+            split_parameter(),
+        ],
         responses=CompetitionOutput(many=True),
     )
     def get(self, request):
-        params = {
-            k: request.query_params.get(k, "") for k in ("category", "complexity", "split", "q")
-        }
+        params = {k: request.query_params.get(k, "") for k in ("category", "complexity", "q")}
+        params["split"] = split_asked(request.query_params)
         return Response(CompetitionOutput(selectors.competition_list(**params), many=True).data)
 
 

@@ -9,7 +9,8 @@ from webapp.work import Dispatched
 
 
 class Split(models.Model):
-    """A named set of competitions: low (= Lite), medium, high, all, dev, demo."""
+    """A named set of competitions (``benchmark.splits.SPLITS``): low (= Lite), medium, high,
+    all, systemcard, dev, demo."""
 
     slug = models.SlugField(primary_key=True, max_length=20)
     name = models.CharField(max_length=60)

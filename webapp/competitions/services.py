@@ -19,6 +19,7 @@ from webapp.competitions.models import (
     PrivateLeaderboard,
     Split,
 )
+from webapp.competitions.signals import split_members_changed
 
 
 @dataclass
@@ -98,6 +99,9 @@ def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
         [through(competition_id=c, split_id=s) for c, s in sorted(wanted - held)]
     )
     changed = changed or held != wanted
+    moved = {competition_id for competition_id, _ in held ^ wanted}
+    if moved:
+        split_members_changed.send(None, competition_ids=sorted(moved))
 
     # Known issues: the catalogue's notes (added, never removed: an admin may have edited
     # them) and the grader's quirks (kept equal to the grader's list).

@@ -4,10 +4,13 @@ places every agent's score on its leaderboard, is results' (``webapp/results/com
 from django.shortcuts import render
 
 from webapp.competitions import selectors
+from webapp.core.bad_input import split_asked
 
 
 def competition_list(request):
-    params = {k: request.GET.get(k, "").strip() for k in ("category", "complexity", "split", "q")}
+    params = {k: request.GET.get(k, "").strip() for k in ("category", "complexity", "q")}
+    # Any name of a split (lite, split75, systemcard.txt): the slug; another name is a 400.
+    params["split"] = split_asked(request.GET)
     competitions = list(selectors.competition_list(**params))
     return render(
         request,

@@ -3,8 +3,9 @@
 Middleware refusing a NUL in the address and a chunked body, header numbers in ASCII
 digits (``whole_number``), JSON too deep to parse refused (``parse_json``, ``JSONParser``),
 ISO dates (``IsoDateField``), non-finite floats written as null (``JSONRenderer``), the
-site's 404 as JSON under ``/api/`` (``not_found``) and every text field's ``max_length``
-enforced (``LengthBoundForm``); each says why in its own docstring.
+site's 404 as JSON under ``/api/`` (``not_found``), a split by any of its names
+(``split_asked``; another is a 400 from ``BadQueryMiddleware`` listing them) and every text
+field's ``max_length`` enforced (``LengthBoundForm``); each says why in its own docstring.
 
 Text a person posts is stored only through a form or a serializer field: both refuse NUL
 (Django's and DRF's ``CharField`` carry ``ProhibitNullCharactersValidator``), which
@@ -17,9 +18,20 @@ import re
 
 from django.core.validators import MaxLengthValidator
 from django.http import HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views.defaults import page_not_found
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import parsers, renderers, serializers
 from rest_framework.exceptions import ParseError
+
+from benchmark.splits import (
+    RAN,
+    VALID_FIGURE_SPLIT_NAMES,
+    VALID_SPLIT_NAMES,
+    UnknownSplit,
+    resolve_split,
+    split_names_text,
+)
 
 NUL_MESSAGE = (
     "The address contains a NUL character (%00), which no page, filter or search accepts: "
@@ -167,3 +179,69 @@ def not_found(request, exception):
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Not found."}, status=404)
     return page_not_found(request, exception)
+
+
+class BadQuery(Exception):
+    """A query parameter's value no page takes: ``message`` says why, ``valid`` lists the
+    values it takes. Raised by a view, answered 400 by ``BadQueryMiddleware``."""
+
+    def __init__(self, parameter: str, message: str, valid: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.parameter = parameter
+        self.message = message
+        self.valid = valid
+
+
+def split_parameter(*, figures: bool = False, default: str = "") -> OpenApiParameter:
+    """``?split=`` as the API documents it: the names ``split_asked`` takes (in any case,
+    MLE-bench's file names also ending in .txt), any other a 400."""
+    return OpenApiParameter(
+        "split",
+        str,
+        enum=list(VALID_FIGURE_SPLIT_NAMES if figures else VALID_SPLIT_NAMES),
+        description=f"a split: {split_names_text()}"
+        + (f", or {RAN.slug} (figures over exactly the competitions run)" if figures else "")
+        + "; MLE-bench's file names may also end in .txt. Another name is a 400 "
+        '{"detail", "valid"}.' + (f" Default: {default}." if default else ""),
+    )
+
+
+def split_asked(query, *, figures: bool = False, parameter: str = "split") -> str:
+    """The split slug ``?split=`` names ("" when it names none): a slug, an alias or
+    MLE-bench's file name (``benchmark.splits.resolve_split``; with ``figures``, also the
+    split of an experiment's figures over the competitions it ran). Raises BadQuery."""
+    name = query.get(parameter, "").strip()
+    if not name:
+        return ""
+    try:
+        return resolve_split(name, figures=figures)
+    except UnknownSplit as error:
+        raise BadQuery(parameter, str(error), error.valid) from None
+
+
+class BadQueryMiddleware:
+    """``BadQuery`` raised by a view (pages and the API alike) answered 400."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, BadQuery):
+            return None
+        if request.path.startswith("/api/"):
+            return JsonResponse(
+                {"detail": exception.message, "valid": list(exception.valid)}, status=400
+            )
+        return render(
+            request,
+            "400.html",
+            {
+                "message": exception.message,
+                "parameter": exception.parameter,
+                "valid": exception.valid,
+            },
+            status=400,
+        )

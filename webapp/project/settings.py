@@ -95,6 +95,8 @@ MIDDLEWARE = [
     "webapp.core.bad_input.RejectNulMiddleware",
     # A chunked body is a 400 asking for a Content-Length: Django would read it as empty.
     "webapp.core.bad_input.RejectChunkedBodyMiddleware",
+    # A query parameter no page takes (?split=nope) raised by a view: a 400 that says why.
+    "webapp.core.bad_input.BadQueryMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Anonymous views of the public pages served whole from the cache (webapp/edge/page_cache/).
     "webapp.edge.page_cache.PageCacheMiddleware",

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from benchmark import disclosure, provenance
 from benchmark.reports import EXTRA_KEYS, REPORT_KEYS
-from webapp.core.bad_input import IsoDateField, JSONParser
+from webapp.core.bad_input import IsoDateField, JSONParser, split_asked, split_parameter
 from webapp.core.visibility import may
 from webapp.results import selectors
 from webapp.results.disclosure import (
@@ -364,7 +364,7 @@ class CompareApi(APIView):
                 pattern=EXPERIMENT_IDS.pattern,
                 description="two or more experiment ids, comma-separated: 3,7",
             ),
-            OpenApiParameter("split", str),
+            split_parameter(figures=True, default="the first split common to all"),
             OpenApiParameter("clean", str, description="1: the clean subset"),
         ],
         responses={200: OpenApiTypes.OBJECT},
@@ -381,7 +381,7 @@ class CompareApi(APIView):
             return Response({"error": "no experiment you can see has some of these ids"}, 404)
         result = selectors.comparison_of(
             chosen,
-            request.query_params.get("split", ""),
+            split_asked(request.query_params, figures=True),
             clean=wants_clean_subset(request.query_params),
         )
         return Response(

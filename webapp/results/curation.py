@@ -1,21 +1,27 @@
 """Figures follow the curation: when an admin adds, changes or removes a known issue,
-retires or restores a competition, or a new leaderboard version becomes current, every
-experiment with reports on that competition has its figures (the clean subset's
-included) recomputed."""
+retires or restores a competition, a new leaderboard version becomes current, or the
+catalogue moves a competition into or out of a split (a new split such as
+``systemcard``), every experiment with reports on that competition has its figures (the
+clean subset's included) recomputed."""
 
 from django.db.models.signals import post_delete, post_save, pre_save
 
 from webapp.competitions.models import Competition, KnownIssue, PrivateLeaderboard
+from webapp.competitions.signals import split_members_changed
 from webapp.results.grading.aggregates import figures_due
 from webapp.results.models import GradeReport
 
 
-def _experiments_on(competition_id: int) -> list[int]:
+def _experiments_on(*competition_ids: int) -> list[int]:
     return list(
-        GradeReport.objects.filter(competition_id=competition_id, is_current=True)
+        GradeReport.objects.filter(competition_id__in=competition_ids, is_current=True)
         .values_list("experiment_id", flat=True)
         .distinct()
     )
+
+
+def _split_members_changed(sender, competition_ids, **kwargs) -> None:
+    figures_due(_experiments_on(*competition_ids))
 
 
 def _known_issue_changed(sender, instance: KnownIssue, **kwargs) -> None:
@@ -50,3 +56,4 @@ def connect() -> None:
     post_save.connect(
         _leaderboard_saved, sender=PrivateLeaderboard, dispatch_uid="curation-leaderboard"
     )
+    split_members_changed.connect(_split_members_changed, dispatch_uid="curation-splits")

@@ -9,7 +9,7 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmark.splits import SPLIT_ALIASES, SPLIT_SLUGS
+from benchmark.splits import UnknownSplit, resolve_split, split_names_text
 from runner.spec import MAX_GPUS
 from webapp.core.bad_input import IsoDateField
 from webapp.results.models import Run
@@ -38,10 +38,12 @@ class LaunchInput(serializers.Serializer):
     competitions = serializers.ListField(
         child=serializers.CharField(), required=False, default=list
     )
-    split = serializers.ChoiceField(
-        choices=["", *SPLIT_SLUGS, *SPLIT_ALIASES],
+    split = serializers.CharField(
+        max_length=40,
         required=False,
+        allow_blank=True,
         default="",
+        help_text=f"every competition of a split: {split_names_text()}",
     )
     seeds = serializers.IntegerField(min_value=1, max_value=20, default=1)
     cpus = serializers.FloatField(min_value=0.01, required=False, allow_null=True, default=None)
@@ -72,6 +74,14 @@ class LaunchInput(serializers.Serializer):
         default="",
         help_text="the site's backend is the operator's choice: asking for another one is refused",
     )
+
+    def validate_split(self, value: str) -> str:
+        if not value.strip():
+            return ""
+        try:
+            return resolve_split(value)
+        except UnknownSplit as error:
+            raise serializers.ValidationError(str(error)) from None
 
 
 class AgentRunStatusOutput(serializers.Serializer):

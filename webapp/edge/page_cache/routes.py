@@ -4,7 +4,8 @@ its pages depend on: the one declaration ``webapp.edge.page_cache`` keys and sco
 A key is canonical: parameters an address does not read are dropped (from the request the
 view sees too), each keeps its last value, they are sorted, and the API's ``Accept`` is
 reduced to "JSON" (anything else is not cached: the API's own 406). So ``?a=1&b=2``,
-``?b=2&a=1&utm_source=x`` and a browser's ``Accept`` make one entry. A page depends on the
+``?b=2&a=1&utm_source=x`` and a browser's ``Accept`` make one entry, and a
+split is keyed by its slug (``?split=lite`` is ``?split=low``). A page depends on the
 catalogue and either on the *listings* (pages made of every public experiment) or on one
 experiment (its page, its reports and their API twins).
 """
@@ -13,6 +14,8 @@ import re
 from dataclasses import dataclass
 
 from django.http import QueryDict
+
+from benchmark.splits import UnknownSplit, resolve_split
 
 # What webapp.results.pages.leaderboard.LeaderboardFilters reads (its tri-state flags included).
 _LEADERBOARD = (
@@ -127,10 +130,24 @@ def accepts_json(accept: str) -> bool:
     return bool(types & _JSON_TYPES)
 
 
+def _split_slug(name: str) -> str:
+    try:
+        return resolve_split(name, figures=True)
+    except UnknownSplit:
+        return name  # the page's 400, never stored
+
+
+# Parameters whose values have several names: keyed by the value they name, so that
+# ?split=lite, ?split=Lite and ?split=low.txt are the page of ?split=low.
+_ONE_NAME = {"split": _split_slug}
+
+
 def canonical_query(route: Route, query: QueryDict) -> QueryDict:
-    """The parameters ``route`` reads, each with its last value, in name order."""
+    """The parameters ``route`` reads, each with its last value (by its one name, for
+    those in _ONE_NAME), in name order."""
     canonical = QueryDict(mutable=True)
     for name in sorted(set(query) & route.parameters):
-        canonical[name] = query[name]
+        value = query[name]
+        canonical[name] = _ONE_NAME[name](value) if name in _ONE_NAME else value
     canonical._mutable = False
     return canonical

@@ -14,6 +14,7 @@ from benchmark.splits import (
     split_label,
 )
 from webapp import figures
+from webapp.core.bad_input import split_asked
 from webapp.core.formatting import format_score, shown_interval
 from webapp.core.rendering import render_rows
 from webapp.results import extensions, selectors
@@ -94,7 +95,7 @@ def experiment_detail(request, pk: int):
     experiment = selectors.experiment_visible_to(request.user, pk)
     clean = wants_clean_subset(request.GET)
     splits = selectors.split_figures(experiment, clean=clean)
-    split = request.GET.get("split", "")
+    split = split_asked(request.GET, figures=True)
     if split not in splits:
         split = default_split(splits)
     current = splits.get(split, {})
@@ -103,6 +104,8 @@ def experiment_detail(request, pk: int):
     # Links to one competition's seeds keep the split and the subset shown.
     seeds_query = request.GET.copy()
     seeds_query.pop("seeds", None)
+    if "split" in seeds_query:
+        seeds_query["split"] = split  # by its slug, whichever name the address gave
     seeds_href = "?" + (seeds_query.urlencode() + "&" if seeds_query else "") + "seeds="
     back_query = seeds_query.urlencode()
     return render(
@@ -208,6 +211,7 @@ def _split_tables(chosen: list, by_split: dict, splits_shown: list[str]) -> dict
 
 def compare(request):
     raw = request.GET.get("experiments", "")
+    split = split_asked(request.GET, figures=True)
     chosen, missing = selectors.experiments_chosen(request.user, raw)
     context = {"experiments": chosen, "raw": raw, "missing": missing}
     if len(chosen) < 2:
@@ -225,7 +229,7 @@ def compare(request):
     clean = wants_clean_subset(request.GET)
     context["clean"] = clean
     context["class_warning"] = compare_page.class_warning(chosen)
-    result = selectors.comparison_of(chosen, request.GET.get("split", ""), clean=clean)
+    result = selectors.comparison_of(chosen, split, clean=clean)
     split = result["split"]
     has_splits = [
         (e, [split_label(s) for s in in_display_order(result["by_split"][e.pk])]) for e in chosen
