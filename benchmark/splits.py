@@ -1,18 +1,12 @@
-"""The splits: which competitions a figure is computed over. Declared here once, with their
-labels and their order; every page, API, form and command takes them from here.
+"""The splits: which competitions a figure is computed over, declared here once with their
+labels and order; every page, API, form and command takes them from here.
 
-MLE-bench groups its 75 competitions by complexity (``low``, which it also calls Lite,
-``medium``, ``high``) and as a whole (``all``, its file ``split75.txt``), names the 30 that
-OpenAI's system cards report (``systemcard``), and keeps 7 more for development (``dev``).
-mleboard adds its 4 small ``demo`` competitions. An experiment that covers no split
-completely gets figures over exactly the competitions it ran, under the name ``ran``.
-
-Wherever a split is asked for (``?split=`` on every page and the API, ``mleboard
---split``), ``resolve_split`` reads the name: a slug, an alias (``lite``, ``split75``) or
-the name of MLE-bench's file under ``experiments/splits/`` (with or without ``.txt``). Any
-other name raises ``UnknownSplit``, whose message names every valid one. MLE-bench's
-``spaceship-titanic.txt`` lists that one competition, to try an agent on: it is a
-competition, not a split, here (its page, or ``--competition spaceship-titanic``).
+MLE-bench's complexity splits (``low`` = Lite, ``medium``, ``high``), ``all`` (its
+``split75.txt``), ``systemcard`` (the 30 OpenAI's system cards report) and ``dev``; mleboard's
+``demo``; and ``ran``, exactly the competitions an experiment ran. ``resolve_split`` reads
+any name a person gives (a slug, an alias, MLE-bench's file name, with or without ``.txt``)
+and raises ``UnknownSplit`` naming the valid ones. ``spaceship-titanic.txt`` is one
+competition, not a split, here. docs/api.md ("Splits") lists them all.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """Bad input answered as such, never as a server error.
 
-Middleware refusing a NUL in the address and a chunked body, header numbers in ASCII
-digits (``whole_number``), JSON too deep to parse refused (``parse_json``, ``JSONParser``),
-ISO dates (``IsoDateField``), non-finite floats written as null (``JSONRenderer``), the
-site's 404 as JSON under ``/api/`` (``not_found``), a split by any of its names
-(``split_asked``; another is a 400 from ``BadQueryMiddleware`` listing them) and every text
-field's ``max_length`` enforced (``LengthBoundForm``); each says why in its own docstring.
+Middleware refusing a NUL in the address and a chunked body, ASCII header numbers
+(``whole_number``), JSON too deep refused (``parse_json``, ``JSONParser``), ISO dates
+(``IsoDateField``), non-finite floats as null (``JSONRenderer``), the 404 as JSON under
+``/api/`` (``not_found``), a split by any of its names (``split_asked``, else a 400 listing
+them) and every text field's ``max_length`` (``LengthBoundForm``): each says why itself.
 
 Text a person posts is stored only through a form or a serializer field: both refuse NUL
 (Django's and DRF's ``CharField`` carry ``ProhibitNullCharactersValidator``), which
