@@ -180,6 +180,13 @@ def current_versions(*scopes: str) -> tuple[str, ...]:
     return tuple(found.get(key, "") for key in keys)
 
 
+def bump_after_commit(scopes: Iterable[str], using: str = DEFAULT_DB_ALIAS) -> None:
+    """Replace these scopes' versions once the current transaction commits (at once
+    outside one)."""
+    scopes = list(scopes)
+    transaction.on_commit(lambda: bump(scopes), using=using)
+
+
 def bump(scopes: Iterable[str]) -> None:
     """Replace these scopes' versions now (``webapp.edge.viewer_pages``' own scopes)."""
     _bump([_SCOPE_VERSION_KEY.format(scope) for scope in scopes])
