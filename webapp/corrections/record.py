@@ -221,16 +221,15 @@ def _using(kwargs) -> str:
 
 
 def _issue_reason(issue: KnownIssue, verb: str) -> str:
-    clean = (
-        " Its competition is left out of the clean subset."
-        if issue.excludes_from_clean_subset
-        else ""
-    )
-    if verb == "removed" and issue.excludes_from_clean_subset:
-        clean = (
-            " Its competition counts in the clean subset again, unless another issue leaves it out."
-        )
-    return f"{issue.get_kind_display()} {verb}: {issue.note}{clean}"
+    note = issue.note.strip()
+    if note and note[-1] not in ".!?)":
+        note += "."
+    said = f"Known issue {verb} ({issue.get_kind_display().lower()}): {note}"
+    if not issue.excludes_from_clean_subset:
+        return said
+    if verb == "added":
+        return f"{said} The competition is left out of the clean subset."
+    return f"{said} The competition counts in the clean subset again, unless another issue leaves it out."
 
 
 def _issue_saved(sender, instance: KnownIssue, created=False, raw=False, **kwargs) -> None:
