@@ -416,7 +416,6 @@ def test_the_api_and_the_page_are_paged_newest_first(client):
         ({"page": "0"}, "page must be a whole number from 1"),
         ({"page": "-1"}, "page must be a whole number from 1"),
         ({"page": "9" * 40}, "page must be a whole number from 1"),
-        ({"page": "3"}, "page 3 is past the last page (1)"),
         ({"kind": "rumour"}, "kind must be one of regrade, disqualified"),
     ],
 )
@@ -428,6 +427,16 @@ def test_bad_page_or_kind_is_a_400_that_says_why(client, query, says):
     page = client.get("/changes/", query)
     assert page.status_code == 400
     assert says in page.content.decode()
+
+
+def test_a_page_past_the_last_is_a_404_that_says_the_last(client):
+    many_entries(2)
+    for query in ({"page": "3"}, {"page": "9" * 19}, {"page": "2", "kind": "regrade"}):
+        response = client.get("/api/changes/", query)
+        assert response.status_code == 404
+        assert "is past the last page (1)" in response.json()["error"]
+        page = client.get("/changes/", query)
+        assert page.status_code == 404 and "is past the last page (1)" in page.content.decode()
 
 
 def test_the_feed_is_atom(client, imported, reviewer):

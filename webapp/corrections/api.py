@@ -1,7 +1,6 @@
 """``GET /api/changes/``: the corrections log, paged, as the page shows it."""
 
 from drf_spectacular.utils import (
-    OpenApiParameter,
     OpenApiResponse,
     extend_schema,
     inline_serializer,
@@ -86,15 +85,26 @@ def change(entry, request) -> dict:
     }
 
 
+class ChangesQuery(serializers.Serializer):
+    """The query as the schema states it (``selectors.parse_query`` reads it)."""
+
+    page = serializers.IntegerField(
+        required=False, min_value=1, max_value=10**9, help_text="from 1; 50 entries a page"
+    )
+    kind = serializers.ChoiceField(
+        Kind.values,
+        required=False,
+        allow_blank=True,
+        help_text="entries of one kind (empty: every kind)",
+    )
+
+
 class ChangesApi(APIView):
     permission_classes = [AllowAny]
     serializer_class = ChangeOutput
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter("page", int, description="from 1; 50 entries a page"),
-            OpenApiParameter("kind", str, enum=Kind.values),
-        ],
+        parameters=[ChangesQuery],
         responses={
             200: inline_serializer(
                 "ChangesPage",
@@ -107,7 +117,8 @@ class ChangesApi(APIView):
                     "results": ChangeOutput(many=True),
                 },
             ),
-            400: OpenApiResponse(description="a page or kind the log cannot answer"),
+            400: OpenApiResponse(description="a page or kind the log cannot read"),
+            404: OpenApiResponse(description="a page past the last"),
         },
     )
     def get(self, request):
@@ -116,6 +127,8 @@ class ChangesApi(APIView):
             page = selectors.page_of(request.user, query)
         except selectors.BadQuery as exc:
             return Response({"error": str(exc)}, status=400)
+        except selectors.PastTheEnd as exc:
+            return Response({"error": str(exc)}, status=404)
 
         def link(number: int) -> str:
             params = {"page": number, **({"kind": query.kind} if query.kind else {})}

@@ -18,7 +18,12 @@ PAGE_SIZE = 50
 
 
 class BadQuery(ValueError):
-    """A ``?page`` or ``?kind`` the log cannot answer: its message says what would do."""
+    """A ``?page`` or ``?kind`` the log cannot read (a 400): its message says what would do."""
+
+
+class PastTheEnd(LookupError):
+    """A page past the last (a 404, as a page that does not exist): its message says which
+    is the last."""
 
 
 @dataclass(frozen=True)
@@ -77,13 +82,13 @@ class Page:
 
 
 def page_of(user, query: Query) -> Page:
-    """One page of the log; a page past the last is a ``BadQuery`` (page 1 of an empty
+    """One page of the log; a page past the last is ``PastTheEnd`` (page 1 of an empty
     log is an empty page)."""
     entries = corrections_visible_to(user, query.kind)
     count = entries.count()
     pages = max(1, -(-count // PAGE_SIZE))
     if query.page > pages:
-        raise BadQuery(f"page {query.page} is past the last page ({pages})")
+        raise PastTheEnd(f"page {query.page} is past the last page ({pages})")
     start = (query.page - 1) * PAGE_SIZE
     return Page(list(entries[start : start + PAGE_SIZE]), query.page, pages, count)
 

@@ -12,16 +12,17 @@ FEED_SIZE = 50
 
 
 def changes_page(request):
-    """Newest first, ``?page=`` and ``?kind=``; a bad one is a 400 saying what would do."""
+    """Newest first, ``?page=`` and ``?kind=``; one it cannot read is a 400 saying what
+    would do, a page past the last a 404 saying which is the last."""
     try:
         query = selectors.parse_query(request.GET)
         page = selectors.page_of(request.user, query)
-    except selectors.BadQuery as exc:
+    except (selectors.BadQuery, selectors.PastTheEnd) as exc:
         return render(
             request,
             "corrections/changes.html",
             {"error": str(exc), "kinds": Kind.choices, "kind": ""},
-            status=400,
+            status=400 if isinstance(exc, selectors.BadQuery) else 404,
         )
     return render(
         request,
