@@ -456,3 +456,30 @@ def test_the_feed_is_atom(client, imported, reviewer):
     assert (
         item.find(f"{ATOM}link").get("href").endswith(f"/changes/#change-{only('disqualified').pk}")
     )
+
+
+# ---------------------------------------------------------------- the page cache
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_entry_shows_at_once_on_cached_pages(settings):
+    """The log's pages are cached for visitors and render again with each new entry (and
+    each figure filled in), not at the next unrelated change."""
+    from django.test import Client
+
+    from webapp.edge import page_cache
+
+    settings.MLEBOARD_PAGE_CACHE = True
+    page_cache.clear()
+    page_cache.changed()
+    try:
+        client = Client()
+        many_entries(1)
+        for url in ("/changes/", "/api/changes/"):
+            first, second = client.get(url), client.get(url)
+            assert (first["X-Page-Cache"], second["X-Page-Cache"]) == ("miss", "hit"), url
+        record.append(Kind.CATALOGUE, reason="a second change", role="system")
+        assert "a second change" in client.get("/changes/").content.decode()
+        assert api(client)["count"] == 2
+    finally:
+        page_cache.clear()
