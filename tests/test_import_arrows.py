@@ -153,6 +153,7 @@ def test_relative_imports_are_resolved(tmp_path, monkeypatch):
 #             input, wording, formatting, rendering, the media space's margin, changes
 #   figures   pure functions: data in, a Plotly figure out
 #   apps      work <- liveness <- accounts <- competitions <- results <- runs <- integrity
+#             <- corrections
 #   pages, edge, ops   pages that combine apps; serving (the page cache); operations
 #             (sweeper, processes, status). Side by side: none imports another.
 #   project   the wiring: settings, urls, celery, wsgi
@@ -164,7 +165,16 @@ def test_relative_imports_are_resolved(tmp_path, monkeypatch):
 # one above adds through what that app registers when it is ready (``work.on_end``,
 # ``webapp.results.extensions``, ``aggregates.reviewed_by``); apps tell the edge of changes
 # through ``webapp.core.changes``.
-APPS = ("work", "liveness", "accounts", "competitions", "results", "runs", "integrity")
+APPS = (
+    "work",
+    "liveness",
+    "accounts",
+    "competitions",
+    "results",
+    "runs",
+    "integrity",
+    "corrections",
+)
 ROOMS: dict[str, int] = {
     "core": 0,
     "figures": 1,

@@ -314,6 +314,8 @@ PAGE_PARAMS = {
     "/competitions/": ["category", "complexity", "split", "q"],
     "/competitions/spaceship-titanic/": ["split"],
     "/compare/": ["experiments", "split"],
+    "/changes/": ["page", "kind"],
+    "/api/changes/": ["page", "kind"],
 }
 HUGE = st.integers(min_value=-(10**40), max_value=10**40).map(str)
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)

@@ -38,6 +38,9 @@ def _pages(role: str) -> list[str]:
         f"/compare/?experiments={best.pk},{reference[0].pk},{reference[1].pk}",
         f"/compare/?with={best.pk}",
         f"/runs/result/{run.pk}/",
+        # The corrections log, with the known issue added below.
+        "/changes/",
+        "/changes/?kind=known_issue_added",
         "/api/docs/",
         "/api/redoc/",
         "/api/schema/",
@@ -68,6 +71,7 @@ def _pages(role: str) -> list[str]:
             f"/admin/competitions/privateleaderboard/{demo.current_leaderboard.pk}/change/",
             "/admin/results/run/",
             f"/admin/results/run/{run.pk}/change/",
+            "/admin/corrections/correction/",
             "/admin/results/upload/",
             f"/admin/results/upload/{upload.pk}/change/",
         ]
@@ -87,6 +91,15 @@ def test_no_page_is_wider_than_the_window(browser, live_server, demo_and_publish
         size=29443,
         status=Upload.Status.FAILED,
         error="not an archive",
+    )
+    # An entry in the corrections log, with every reference agent's figures before → after.
+    from webapp.competitions.models import KnownIssue
+
+    KnownIssue.objects.create(
+        competition=Competition.objects.get(slug="demo-digits"),
+        kind=KnownIssue.Kind.DATA,
+        note="Two of the test images are labelled twice, with different digits "
+        "(a_very_long_identifier_of_the_file_without_spaces_0123456789.png).",
     )
     too_wide = []
     for role, login in (

@@ -36,7 +36,7 @@ from tests.benchmark import archive_builders as ab
 from tests.benchmark.integrity_corpus import REFERENCE, renamed
 from tests.webapp import integrity_cases as cases
 from tests.webapp.run_page_fixtures import agent_run_with_output
-from webapp.competitions.models import Competition
+from webapp.competitions.models import Competition, KnownIssue
 from webapp.competitions.services import catalogue_sync
 from webapp.edge import page_cache
 from webapp.edge.page_cache import routes as page_cache_routes
@@ -169,6 +169,20 @@ def planted(django_user_model, media, settings):
     check = services.run_check(bob_run.pk)
     assert {fact["kind"] for fact in check.reasons} == {"reference", "peer"}, check.reasons
     assert check.peer_run_id == alice_run.pk
+
+    # The corrections log names her experiment: a reviewer disqualifies her run, and a
+    # known issue on the competition moves both experiments' figures.
+    services.run_check_decide(
+        services.run_check_of(alice_run).pk,
+        decision=RunCheck.Status.DISQUALIFIED,
+        reason="the same code as another run",
+        user=users["reviewer"],
+    )
+    KnownIssue.objects.create(
+        competition=Competition.objects.get(slug=COMPETITION),
+        kind=KnownIssue.Kind.LEAKAGE,
+        note="the test labels leak",
+    )
 
     upload = Upload.objects.get(experiment_id=alice_run.experiment_id)
     return {

@@ -150,6 +150,17 @@ def catalogue_sync(include_demo: bool = True) -> CatalogueSyncResult:
         post_save.send(KnownIssue, instance=issue, created=True, raw=False, using="default")
     if changed or stale or created:
         changes.catalogue_changed()
+        if existing:  # a load that corrects the catalogue, not its first
+            changes.correction(
+                "catalogue",
+                detail={
+                    "added": [c.slug for c in to_create],
+                    "updated": [c.slug for c in to_update],
+                    "issues_added": len(created),
+                    "issues_removed": len(stale),
+                    "splits_changed": held != wanted,
+                },
+            )
     return result
 
 

@@ -31,6 +31,9 @@ class Perm:
     MANAGE_HOSTS = "runs.manage_runhost"
     LAUNCH = "runs.launch_agent_runs"
     SEE_STATUS = "liveness.view_processbeat"  # the status page: workers, queues, disk
+    # People's names where the site otherwise gives a role (the corrections log): those who
+    # may list the accounts in the admin.
+    SEE_NAMES = "auth.view_user"
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,21 @@ SEE: dict[str, SeeRule] = {
     "integrity.ReviewItem": SeeRule(
         Perm.SEE_ALL_EXPERIMENTS, "run__experiment__owner", Q(run__experiment__is_published=True)
     ),
+    # The corrections log: an entry about a competition or the catalogue is public; one
+    # about an experiment follows the experiment (once the experiment is deleted, it stays
+    # public only if it was public then), and so does each experiment's before → after.
+    "corrections.Correction": SeeRule(
+        Perm.SEE_ALL_EXPERIMENTS,
+        "experiment__owner",
+        Q(subject_type__in=("competition", "catalogue"))
+        | _EXPERIMENT_PUBLISHED
+        | Q(subject_type="experiment", experiment__isnull=True, public_when_gone=True),
+    ),
+    "corrections.CorrectionFigures": SeeRule(
+        Perm.SEE_ALL_EXPERIMENTS,
+        "experiment__owner",
+        _EXPERIMENT_PUBLISHED | Q(experiment__isnull=True, correction__public_when_gone=True),
+    ),
     "integrity.ReferenceCorpus": SeeRule(Perm.SEE_REFERENCES),
     "integrity.ReferenceFile": SeeRule(Perm.SEE_REFERENCES),
 }
@@ -97,6 +115,11 @@ def _signed_in(user) -> bool:
 def has_perm(user, perm: str) -> bool:
     """``user`` holds ``perm`` (directly, through a group, or as a superuser)."""
     return _signed_in(user) and user.has_perm(perm)
+
+
+def may_see_names(user) -> bool:
+    """Whether ``user`` is shown who acted by name; everyone else, by role."""
+    return has_perm(user, Perm.SEE_NAMES)
 
 
 def visible_to(user, queryset: QuerySet) -> QuerySet:

@@ -11,6 +11,7 @@ class EdgeConfig(AppConfig):
     def ready(self) -> None:
         from webapp.core import changes
         from webapp.edge import page_cache, viewer_pages
+        from webapp.edge.page_cache import routes
 
         # Cached public pages follow every change they show (publishing included), and
         # signed-in people's copies the changes of what they may see.
@@ -20,6 +21,14 @@ class EdgeConfig(AppConfig):
             lambda sender, using, **kwargs: page_cache.changed(using=using),
             weak=False,
             dispatch_uid="edge-catalogue-changed",
+        )
+        # The corrections log's pages, once the new entry (or figure) is committed.
+        changes.log_grew.connect(
+            lambda sender, using, **kwargs: page_cache.bump_after_commit(
+                [routes.CHANGES], using=using
+            ),
+            weak=False,
+            dispatch_uid="edge-corrections-log",
         )
         changes.experiments.connect(
             lambda sender, ids, using, **kwargs: page_cache.experiments_changed(ids, using=using),

@@ -19,6 +19,7 @@ from benchmark.integrity.winnowing import CorpusMatch, best_match, file_fingerpr
 from runner.spec import CODE_DIR, LOGS_DIR
 from webapp import work
 from webapp.competitions.models import Competition
+from webapp.core import changes
 from webapp.core.visibility import visible_to
 from webapp.integrity.models import ReferenceCorpus, ReferenceFile, RunCheck, ScaffoldTemplate
 from webapp.integrity.reasons import llm_fact, peer_fact, reference_fact, rule_fact
@@ -457,6 +458,7 @@ def run_check_decide(check_id: int, *, decision: str, reason: str, user) -> RunC
     if check.status == Status.NOT_CHECKED and decision != Status.DISQUALIFIED:
         raise DecisionRefused("this run has not been checked yet")
     checks = work.kind_for("integrity_check")
+    was_disqualified = check.status == Status.DISQUALIFIED
     if decision == "reopen":
         work.move(
             checks,
@@ -474,6 +476,14 @@ def run_check_decide(check_id: int, *, decision: str, reason: str, user) -> RunC
             decided_by=user,
             decided_at=timezone.now(),
             decision_reason=reason,
+        )
+    if (decision == Status.DISQUALIFIED) != was_disqualified:
+        changes.correction(
+            "disqualified" if decision == Status.DISQUALIFIED else "reinstated",
+            experiment_id=check.run.experiment_id,
+            reason=reason,
+            by=user,
+            detail={"run_id": check.run_id},
         )
     figures_due([check.run.experiment_id])
     return RunCheck.objects.get(pk=check.pk)

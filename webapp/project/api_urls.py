@@ -1,6 +1,7 @@
 from django.urls import include, path
 
 from webapp.competitions import api as competition_api
+from webapp.corrections import api as corrections_api
 from webapp.ops import status
 from webapp.pages import run_urls
 from webapp.results import api as result_api
@@ -17,6 +18,7 @@ urlpatterns = [
         competition_api.CompetitionDetailApi.as_view(),
         name="api-competition-detail",
     ),
+    path("changes/", corrections_api.ChangesApi.as_view(), name="api-changes"),
     path("leaderboard/", result_api.LeaderboardApi.as_view(), name="api-leaderboard"),
     path("compare/", result_api.CompareApi.as_view(), name="api-compare"),
     path("experiments/", result_api.ExperimentListApi.as_view(), name="api-experiment-list"),

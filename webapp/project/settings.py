@@ -83,6 +83,7 @@ INSTALLED_APPS = [
     "webapp.liveness",
     "webapp.integrity",
     "webapp.accounts",
+    "webapp.corrections",
     # Above the apps: serving, operations and the pages that combine apps.
     "webapp.edge",
     "webapp.ops",

@@ -51,6 +51,7 @@ urlpatterns = [
         name="experiment-failure-runs",
     ),
     path("compare/", result_views.compare, name="compare"),
+    path("changes/", include("webapp.corrections.urls")),
     path("me/", my_work.my_work_page, name="my-work"),
     path("uploads/", upload_views.upload_list, name="upload-list"),
     path("uploads/new/", upload_views.upload_new, name="upload-new"),

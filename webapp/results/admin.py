@@ -116,7 +116,7 @@ class ExperimentAdmin(VisibleInAdmin, admin.ModelAdmin):
 
         for experiment in actionable(request.user, "regrade", queryset):
             try:
-                n = experiment_regrade(experiment)
+                n = experiment_regrade(experiment, by=request.user)
                 self.message_user(request, f"{experiment}: {n} runs queued for grading")
             except ValueError as exc:
                 self.message_user(request, f"{experiment}: {exc}", level="error")

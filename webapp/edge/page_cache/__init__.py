@@ -29,6 +29,7 @@ from webapp.edge.page_cache.signals import connect
 from webapp.edge.page_cache.store import VARIANTS_MAX, clear, keep, lookup, on_clear, stored
 from webapp.edge.page_cache.versions import (
     bump,
+    bump_after_commit,
     changed,
     current_versions,
     enabled,
@@ -44,6 +45,7 @@ __all__ = [
     "VARIANTS_MAX",
     "PageCacheMiddleware",
     "bump",
+    "bump_after_commit",
     "cacheable_route",
     "canonical_dates",
     "canonicalize",

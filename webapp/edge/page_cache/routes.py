@@ -43,6 +43,9 @@ _API = ("format",)
 
 LISTINGS = "listings"
 EXPERIMENT = "experiment"
+# The corrections log: replaced with each entry (``webapp.core.changes.log_grew``); what
+# it names follows the catalogue's version (publishing, names), as every page.
+CHANGES = "changes"
 # What signed-in pages depend on beyond a visitor's (``webapp.edge.viewer_pages``): every
 # private experiment (for those who see them all), and one owner's.
 PRIVATE = "private"
@@ -57,7 +60,7 @@ class Route:
     pattern: re.Pattern
     parameters: frozenset[str]
     # LISTINGS, or EXPERIMENT: the pattern's group ``experiment`` names the experiment.
-    scope: str
+    scope: str  # LISTINGS, EXPERIMENT or CHANGES
     api: bool
     # Parameters that bound results by date (``since``: on or after, ``until``: on or
     # before): two values between the same two results' dates give the same page, so the
@@ -92,6 +95,8 @@ ROUTES: tuple[Route, ...] = (
     _route(f"/experiments/{_EXPERIMENT_ID}/reports\\.(?:json|csv)", (), EXPERIMENT),
     # with: "Compare with…" from an experiment's page (the picker, that one ticked).
     _route("/compare/", ("experiments", "split", "clean", "familiarity_model", "with")),
+    _route("/changes/", ("page", "kind"), CHANGES),
+    _route("/api/changes/", ("page", "kind"), CHANGES),
     _route("/api/leaderboard/", _LEADERBOARD, dates=_DATES),
     _route("/api/compare/", ("experiments", "split", "clean")),
     _route("/api/competitions/", _COMPETITION_FILTERS),
@@ -118,7 +123,7 @@ def match(path: str) -> Match | None:
         if found:
             if route.scope == EXPERIMENT:
                 return Match(route, f"{EXPERIMENT}:{int(found['experiment'])}")
-            return Match(route, LISTINGS)
+            return Match(route, route.scope)
     return None
 
 

@@ -180,6 +180,31 @@ def current_versions(*scopes: str) -> tuple[str, ...]:
     return tuple(found.get(key, "") for key in keys)
 
 
+class _ScopesChanged:
+    """The scopes one transaction changed, replaced once it commits."""
+
+    def __init__(self, scopes: set[str]) -> None:
+        self.scopes = scopes
+
+    def __call__(self) -> None:
+        bump(sorted(self.scopes))
+
+
+def bump_after_commit(scopes: Iterable[str], using: str = DEFAULT_DB_ALIAS) -> None:
+    """Replace these scopes' versions once the current transaction commits (at once
+    outside one); many calls in one transaction make one change."""
+    scopes = set(scopes)
+    connection = connections[using]
+    if not connection.in_atomic_block:
+        bump(sorted(scopes))
+        return
+    for _, func, _ in connection.run_on_commit:
+        if isinstance(func, _ScopesChanged):
+            func.scopes |= scopes
+            return
+    transaction.on_commit(_ScopesChanged(scopes), using=using)
+
+
 def bump(scopes: Iterable[str]) -> None:
     """Replace these scopes' versions now (``webapp.edge.viewer_pages``' own scopes)."""
     _bump([_SCOPE_VERSION_KEY.format(scope) for scope in scopes])

@@ -232,5 +232,6 @@ def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
     Experiment.objects.filter(pk=experiment_id, figures_due_since=due_since).update(
         figures_due_since=None
     )
+    changes.figures_stored_for(experiment_id)
     changes.experiments_changed([experiment_id])
     return aggregate_row

@@ -164,7 +164,7 @@ class ExperimentRegradeApi(APIView):
                 status=403,
             )
         try:
-            queued = experiment_regrade(experiment)
+            queued = experiment_regrade(experiment, by=request.user)
         except ValueError as exc:
             return Response({"error": str(exc)}, status=400)
         return Response({"runs_queued": queued}, status=status.HTTP_202_ACCEPTED)

@@ -19,6 +19,7 @@ from benchmark.archive import ArchiveLimits, ArchiveRefused, extract_archive, in
 from benchmark.upload_layout import UploadLayoutError, read_upload
 from webapp import work
 from webapp.competitions.models import Competition
+from webapp.core import changes
 from webapp.results import disclosure, extensions
 from webapp.results.grading.aggregates import figures_due
 from webapp.results.models import Experiment, Run, Upload
@@ -436,9 +437,10 @@ def upload_finish_if_done(experiment_id: int) -> bool:
     return not pending
 
 
-def experiment_regrade(experiment: Experiment) -> int:
+def experiment_regrade(experiment: Experiment, by=None) -> int:
     """Queue every run of an experiment graded here for grading again (after a grader fix).
-    Each new report records its grader version; earlier reports stay, not current."""
+    Each new report records its grader version; earlier reports stay, not current. ``by``:
+    who asked (the corrections log gives their role)."""
 
     if experiment.source not in (Experiment.Source.GRADED, Experiment.Source.REPRODUCED):
         raise ValueError(
@@ -459,4 +461,11 @@ def experiment_regrade(experiment: Experiment) -> int:
         )
         for run_id in run_ids:
             send_on_commit("grading", run_id)
+        changes.correction(
+            "regrade",
+            experiment_id=experiment.pk,
+            reason=f"{len(run_ids)} run{'' if len(run_ids) == 1 else 's'} graded again with "
+            "the current graders.",
+            by=by,
+        )
     return len(run_ids)
