@@ -1,18 +1,11 @@
 """What goes into the corrections log, and when: one entry per event, appended in the
 event's own transaction, with the subject's published Any Medal % (per split) before it.
 
-The events come from what the other apps already say: ``webapp.core.changes.corrected``
-(a re-grade, a disqualification and its reversal, a catalogue load that changed the
-catalogue) and the rows the curation writes (a known issue added or removed, a
-competition retired or restored, a new leaderboard version, published figures replaced
-or withdrawn).
-
-The figures after an event are never guessed: figures are recomputed asynchronously
-(``webapp.results.grading.aggregates``), so an entry's "after" stays empty (pending) until
-a refresh stores the experiment's figures while nothing more is due for it (its due mark
-cleared, none of its runs waiting to be graded); that refresh fills it in
-(``webapp.core.changes.figures_stored``). Published figures, stored as given, are filled
-at once."""
+Events come from ``webapp.core.changes.corrected`` (re-grade, disqualification and its
+reversal, a catalogue change) and from the rows the curation writes (known issues,
+retired competitions, leaderboard versions, published figures). "After" is never guessed:
+it stays pending until a refresh stores the figures with nothing more due
+(``webapp.core.changes.figures_stored``); published figures are filled at once."""
 
 from __future__ import annotations
 
