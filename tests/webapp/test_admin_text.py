@@ -10,9 +10,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from benchmark.splits import split_label
+from tests.webapp.factories import FULL_DISCLOSURE
 from webapp.competitions.models import Competition
 from webapp.competitions.services import catalogue_sync
 from webapp.core.wording import counted
+from webapp.results.disclosure import disclosure_update
 from webapp.results.models import Experiment, ExperimentAggregate
 from webapp.runs.models import Launch
 
@@ -37,6 +39,8 @@ def test_counted_agrees_in_number():
 def _unpublished_and_owned(admin_user):
     """The imported experiments as uploads by someone, waiting in the review queue."""
     Experiment.objects.update(is_published=False, owner=admin_user)
+    for experiment in Experiment.objects.all():  # publishing asks for every condition
+        disclosure_update(experiment, FULL_DISCLOSURE)
 
 
 def test_publishing_from_the_review_queue_counts_right(admin_client, admin_user, imported):

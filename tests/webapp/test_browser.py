@@ -266,9 +266,17 @@ def test_published_leaderboard_fits_a_1280_window(page, live_server):
     assert page.evaluate("document.querySelector('table').id") == "leaderboard"
     headers = [h.inner_text().strip(" ↕↑↓") for h in page.locator("#leaderboard thead th").all()]
     splits = ["Low (Lite)", "Medium", "High", "All"]
-    assert headers == ["", "#", "Agent", *splits, "Seeds", "Run", "Conditions", "Integrity"], (
-        headers
-    )
+    assert headers == [
+        "",
+        "#",
+        "Agent",
+        *splits,
+        "Seeds",
+        "Class",
+        "Run",
+        "Conditions",
+        "Integrity",
+    ], headers
     geometry = page.evaluate(
         """() => {
           const table = document.querySelector('table');

@@ -8,10 +8,12 @@ from django.contrib.auth.models import User
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
+from tests.webapp.factories import FULL_DISCLOSURE
 from webapp.competitions.models import Competition, KnownIssue
 from webapp.competitions.services import catalogue_sync
 from webapp.edge import page_cache
 from webapp.edge.page_cache import versions as page_cache_versions
+from webapp.results.disclosure import disclosure_update
 from webapp.results.models import Experiment, GradeReport
 from webapp.results.services import agent_get_or_create
 
@@ -140,6 +142,7 @@ def test_publishing_and_withdrawing_show_at_once(imported):
     admin = Client()
     admin.force_login(staff)
     hidden = Experiment.objects.create(name="newly-published", agent=agent_get_or_create("x", "y"))
+    disclosure_update(hidden, FULL_DISCLOSURE)  # publishing asks for every condition
     assert b"newly-published" not in client.get("/").content
     assert state(client.get("/")) == "hit"
     # Publishing through the admin's action (a bulk update, no signal).

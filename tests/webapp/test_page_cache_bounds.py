@@ -191,6 +191,8 @@ def test_every_parameter_a_public_view_reads_is_declared(imported, settings, mon
         "/api/experiments/",
         f"/api/experiments/{a}/",
         f"/api/experiments/{a}/reports/",
+        "/changes/",
+        "/api/changes/",
     ]
     covered = {page_cache_routes.match(url.split("?")[0]).route for url in samples}
     assert covered == set(page_cache_routes.ROUTES), "a route without a sample address"

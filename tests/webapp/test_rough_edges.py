@@ -9,11 +9,13 @@ from django.templatetags.static import static
 from django.urls import reverse
 
 from runner.agent_definition import AgentConfigError
+from tests.webapp.factories import FULL_DISCLOSURE
 from webapp import figures
 from webapp.competitions.models import Competition, PrivateLeaderboard
 from webapp.competitions.services import catalogue_sync
 from webapp.core.formatting import format_score, shown_interval
 from webapp.figures import competition as competition_figures
+from webapp.results.disclosure import disclosure_update
 from webapp.results.models import Experiment, GradeReport
 
 # The agent-run fixtures (site, runner_user, agent_dirs), used by their names.
@@ -273,6 +275,8 @@ def test_upload_progress_counts_match_their_lists(imported, django_user_model):
 
 def test_admin_publish_and_withdraw_confirm(admin_client, imported):
     experiments = list(Experiment.objects.order_by("pk"))
+    for experiment in experiments:  # publishing asks for every condition
+        disclosure_update(experiment, FULL_DISCLOSURE)
     url = reverse("admin:results_experiment_changelist")
     ids = [str(e.pk) for e in experiments]
     response = admin_client.post(url, {"action": "unpublish", "_selected_action": ids}, follow=True)

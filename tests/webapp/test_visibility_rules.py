@@ -48,7 +48,8 @@ RULES = [
     (
         "a check's stored reasons are facts: render them with webapp.integrity.reasons "
         "(reasons_for), which tells each viewer only what they may see",
-        re.compile(r"(?<!integrity)\.reasons\b"),
+        # A comparability class's reasons are the experiment's own disclosure, not a check's.
+        re.compile(r"(?<!integrity)(?<!comparability)\.reasons\b"),
         [
             p
             for p in PYTHON + TEMPLATES

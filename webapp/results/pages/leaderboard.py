@@ -506,9 +506,16 @@ def _class_cell(entry: dict) -> dict:
     """The Class cell: the class's label and its reasons, as the badge and its note."""
     cls = entry["comparability"]["class"]
     reasons = _class_reasons(entry)
+    undisclosed = entry["comparability"].get("undisclosed") or []
+    # In the cell, what is undisclosed is counted (a list of five words made every published
+    # row five lines tall); the cell's title names them all.
+    note = list(entry["comparability"].get("reasons") or [])
+    if undisclosed:
+        note.append(f"{len(undisclosed)} not disclosed" if len(undisclosed) > 1 else reasons[-1])
     return {
         "class_label": disclosure.CLASS_LABELS[cls],
         "class_reasons": reasons,
+        "class_note": note,
         "class_title": "; ".join(reasons) if reasons else "within MLE-bench's recommended setup",
         "class_sort": disclosure.CLASSES.index(cls),
     }
