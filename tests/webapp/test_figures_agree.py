@@ -37,7 +37,8 @@ PUBLISHED = {
 
 
 class Tables(HTMLParser):
-    """Every table row of a page: its cells' text and the attributes of the row and cells."""
+    """Every table row of a page: its cells' text and the attributes of the row and cells;
+    a cell's interval (its ``div.interval``) apart from its text."""
 
     def __init__(self, html: str):
         super().__init__()
@@ -45,6 +46,7 @@ class Tables(HTMLParser):
         self._tables: list[dict] = []
         self._row: dict | None = None
         self._cell: dict | None = None
+        self._interval = False
         self.feed(html)
 
     def handle_starttag(self, tag, attrs):
@@ -58,9 +60,13 @@ class Tables(HTMLParser):
                 "cells": [],
             }
         elif tag in ("td", "th") and self._row is not None:
-            self._cell = {"attrs": attrs, "text": ""}
+            self._cell = {"attrs": attrs, "text": "", "interval": ""}
+        elif tag == "div" and self._cell is not None:
+            self._interval = "interval" in (attrs.get("class") or "").split()
 
     def handle_endtag(self, tag):
+        if tag == "div":
+            self._interval = False
         if tag in ("td", "th") and self._row is not None and self._cell is not None:
             self._cell["text"] = " ".join(self._cell["text"].split())
             self._row["cells"].append(self._cell)
@@ -73,7 +79,7 @@ class Tables(HTMLParser):
 
     def handle_data(self, data):
         if self._cell is not None:
-            self._cell["text"] += data
+            self._cell["interval" if self._interval else "text"] += data
 
     def of(self, **table) -> list[dict]:
         return [
@@ -121,7 +127,7 @@ def every_figure(client, a: Experiment, b: Experiment, c: Experiment) -> dict:
         rows = page(client, "/", clean=clean).of(id="leaderboard")
         cells = {
             int(r["attrs"]["data-experiment"]): {
-                cell["attrs"].get("data-split"): cell["text"] for cell in r["cells"]
+                cell["attrs"].get("data-split"): cell for cell in r["cells"]
             }
             for r in rows
             if r["attrs"].get("data-experiment")
@@ -135,7 +141,12 @@ def every_figure(client, a: Experiment, b: Experiment, c: Experiment) -> dict:
             for r in rows
             if r["attrs"].get("data-experiment")
         }
-        out[f"leaderboard page{clean}"] = {pk: cells[pk][SPLIT] for pk in (a.pk, b.pk, c.pk)}
+        out[f"leaderboard page{clean}"] = {
+            pk: cells[pk][SPLIT]["text"] for pk in (a.pk, b.pk, c.pk)
+        }
+        out[f"leaderboard page interval{clean}"] = {
+            pk: cells[pk][SPLIT]["interval"] for pk in (a.pk, b.pk, c.pk)
+        }
         out[f"leaderboard page seeds{clean}"] = {pk: seeds[pk] for pk in (a.pk, b.pk, c.pk)}
         exported = list(
             csv.DictReader(
@@ -149,6 +160,11 @@ def every_figure(client, a: Experiment, b: Experiment, c: Experiment) -> dict:
             f"{shown(float(by_id[pk][f'{SPLIT}_standard_error']), digits[pk])}"
             for pk in (a.pk, b.pk, c.pk)
         }
+        out[f"leaderboard csv interval{clean}"] = {
+            pk: f"{shown(float(by_id[pk][f'{SPLIT}_interval_lower']))}–"
+            f"{shown(float(by_id[pk][f'{SPLIT}_interval_upper']))}"
+            for pk in (a.pk, b.pk, c.pk)
+        }
         out[f"leaderboard csv seeds{clean}"] = {
             pk: by_id[pk]["n_seeds"] for pk in (a.pk, b.pk, c.pk)
         }
@@ -158,6 +174,23 @@ def every_figure(client, a: Experiment, b: Experiment, c: Experiment) -> dict:
         out[f"leaderboard json{clean}"] = {
             pk: f"{shown(by_id[pk]['splits'][SPLIT]['mean'], digits[pk])} ± "
             f"{shown(by_id[pk]['splits'][SPLIT]['standard_error'], digits[pk])}"
+            for pk in (a.pk, b.pk, c.pk)
+        }
+        # The interval of the ranking split, on the entry and on its split's figures.
+        out[f"leaderboard json interval{clean}"] = {
+            pk: f"{shown(by_id[pk]['splits'][SPLIT]['interval_lower'])}–"
+            f"{shown(by_id[pk]['splits'][SPLIT]['interval_upper'])}"
+            for pk in (a.pk, b.pk, c.pk)
+        }
+        ranked_on_split = {
+            e["id"]: e
+            for e in client.get("/api/leaderboard/", {"clean": clean, "split": SPLIT}).json()[
+                "entries"
+            ]
+        }
+        out[f"leaderboard api entry interval{clean}"] = {
+            pk: f"{shown(ranked_on_split[pk]['interval']['lower'])}–"
+            f"{shown(ranked_on_split[pk]['interval']['upper'])}"
             for pk in (a.pk, b.pk, c.pk)
         }
         out[f"leaderboard json seeds{clean}"] = {
@@ -267,11 +300,12 @@ def assert_agree(figures: dict) -> None:
     """The same text for each experiment wherever it is given (a bare mean where the
     surface gives no SEM is compared with the mean of the others)."""
     # The clean subset's figures (keys ending in 1) are compared among themselves.
+    def kind_of(key: str) -> str:
+        return next((kind for kind in ("seeds", "interval") if kind in key), "figure")
+
     groups = {
-        (kind, clean): [
-            k for k in figures if ("seeds" in k) == (kind == "seeds") and k.endswith("1") == clean
-        ]
-        for kind in ("figure", "seeds")
+        (kind, clean): [k for k in figures if kind_of(k) == kind and k.endswith("1") == clean]
+        for kind in ("figure", "seeds", "interval")
         for clean in (False, True)
     }
     for keys in groups.values():

@@ -321,11 +321,20 @@ class LeaderboardApi(APIView):
     """The public leaderboard: the same entries as ``/`` (and its JSON export), with the
     same filters as query parameters (scaffold, model, source, since, until,
     internet_access/test_feedback/source_available/known_leakage = yes|no, clean=1,
-    integrity=checked|clean|flagged|disqualified|unchecked, descriptions=original|obfuscated)."""
+    integrity=checked|clean|flagged|disqualified|unchecked, descriptions=original|obfuscated),
+    and ``split``, the split ranked on. Each ranked entry has ``rank_low`` and ``rank_high``
+    (the 95% range of its rank over the bootstrap's resamples), ``tied`` (its range
+    overlaps another's) and ``interval`` (the 95% interval of its Any Medal % there)."""
 
     permission_classes = [AllowAny]
 
-    @extend_schema(parameters=[LeaderboardQuery], responses=LeaderboardOutput)
+    @extend_schema(
+        parameters=[
+            LeaderboardQuery,
+            split_parameter(default="all, else the first split some entry has figures on"),
+        ],
+        responses=LeaderboardOutput,
+    )
     def get(self, request):
         from webapp.results.pages.leaderboard import LeaderboardFilters, leaderboard_entries
 

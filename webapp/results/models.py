@@ -341,6 +341,35 @@ class ExperimentAggregate(models.Model):
     computed_at = models.DateTimeField(auto_now=True)
 
 
+class FigureReplicates(models.Model):
+    """One figure's bootstrap replicates (``benchmark.intervals``) for an experiment on a
+    split, stored with its figures so that a request only ranks stored vectors: every
+    experiment of a split is resampled on the same competition draws, so the vectors of
+    two experiments are paired."""
+
+    experiment = models.ForeignKey(
+        Experiment, on_delete=models.CASCADE, related_name="figure_replicates"
+    )
+    split = models.CharField(max_length=20)
+    # Of the clean subset (the curation's competitions left out) rather than of all.
+    clean = models.BooleanField(default=False)
+    # MLE-bench's name of the figure: any_medal_percentage, above_median_percentage, ...
+    metric = models.CharField(max_length=40)
+    # REPLICATES float32 values, little-endian (``benchmark.intervals.to_bytes``).
+    values = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["experiment", "split", "clean", "metric"], name="replicates_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["split", "clean", "metric"])]
+
+    def __str__(self) -> str:
+        return f"{self.experiment_id}:{self.split}:{self.metric}{' (clean)' if self.clean else ''}"
+
+
 def upload_archive_path(instance: "Upload", filename: str) -> str:
     return f"uploads/{instance.sha256[:2]}/{instance.sha256}/{filename}"
 

@@ -6,7 +6,7 @@ from django.db.models.functions import Coalesce, TruncDate
 from django.shortcuts import get_object_or_404
 
 from benchmark.medals import medal_level
-from benchmark.splits import SPLIT_PREFERENCE, default_split
+from benchmark.splits import RAN, SPLIT_PREFERENCE, default_split
 from webapp.core.formatting import format_score
 from webapp.core.visibility import actionable, visible_to
 from webapp.results.models import Experiment, GradeReport, Upload
@@ -151,6 +151,18 @@ def any_medal_by_split(experiment: Experiment, *, clean: bool = False) -> dict:
     return out
 
 
+def stored_replicates(experiment_ids, split: str, *, clean: bool = False) -> dict[int, bytes]:
+    """experiment id -> its stored Any Medal % replicates on ``split`` (of the clean subset
+    with ``clean``), for those that have them: one small row each."""
+    from webapp.results.grading.replicates import RANKED
+    from webapp.results.models import FigureReplicates
+
+    rows = FigureReplicates.objects.filter(
+        experiment_id__in=list(experiment_ids), split=split, clean=clean, metric=RANKED
+    ).values_list("experiment_id", "values")
+    return dict(rows)
+
+
 def split_parts(
     experiments: list[Experiment], split: str, parts: tuple[str, ...], *, clean: bool = False
 ) -> dict:
@@ -191,8 +203,9 @@ def _pairwise_comparisons(
     from benchmark.compare import compare_split_figures, compare_tallies
     from webapp.results.grading.aggregates import competition_tallies
 
-    # Per split, the per-competition counts, read once if a pair needs them.
+    # Per split, the per-competition counts and the replicates, read once if needed.
     stored: dict[str, dict] = {}
+    replicates: dict[str, dict] = {}
     catalogue = None
     results = []
     for a, b, split, splits in pairs:
@@ -222,8 +235,40 @@ def _pairwise_comparisons(
                 result = compare_tallies(a.name, next(tallies), b.name, next(tallies)).to_dict()
         except ValueError as exc:
             result = {"a": a.name, "b": b.name, "error": str(exc)}
+        if "error" not in result and split != RAN.slug:
+            if split not in replicates:
+                replicates[split] = stored_replicates(
+                    (e.pk for e in experiments), split, clean=clean
+                )
+            result["probability_greater"] = _probability_greater(
+                a, b, split, by_split, replicates[split]
+            )
         results.append({**result, "split": split, "kind": "paired" if paired else "unpaired"})
     return results
+
+
+def _probability_greater(a: Experiment, b: Experiment, split: str, by_split: dict, stored) -> dict:
+    """P(A > B) for Any Medal % on ``split``: the share of the bootstrap's replicates in
+    which a's figure is above b's, ties counting half. ``paired``: both from stored
+    replicates on the same competition draws; otherwise (published figures) a side's are
+    drawn from its mean ± SEM, independently."""
+    from benchmark.intervals import probability_greater
+    from webapp.results.grading.replicates import figure_replicates
+
+    sides = []
+    for e in (a, b):
+        value = by_split[e.pk][split]
+        own = stored.get(e.pk) if value.get("source") == "reports" else None
+        sides.append(figure_replicates(e.pk, split, value, own))
+    (a_values, a_how), (b_values, b_how) = sides
+    value = probability_greater(a_values, b_values)
+    return {
+        "value": value,
+        # Two decimals, never a bare 0 or 1: 1,000 replicates cannot show certainty.
+        "text": "> 0.99" if value > 0.99 else "< 0.01" if value < 0.01 else f"{value:.2f}",
+        "paired": a_how == b_how == "bootstrap",
+        "replicates": len(a_values),
+    }
 
 
 COMPARE_PICK_LIMIT = 200

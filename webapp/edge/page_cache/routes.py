@@ -30,6 +30,7 @@ _LEADERBOARD = (
     "clean",
     "integrity",
     "descriptions",
+    "split",
     "internet_access",
     "test_feedback",
     "source_available",

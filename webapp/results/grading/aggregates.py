@@ -26,6 +26,7 @@ from benchmark.reports import REPORT_KEYS, CompetitionReport
 from benchmark.splits import RAN, SPLIT_SLUGS
 from webapp.competitions.selectors import clean_subset_excluded_slugs
 from webapp.core import changes
+from webapp.results.grading.replicates import RANKED, bootstrap_figures, replicates_store
 from webapp.results.grading.tokens import cost_summary
 from webapp.results.models import Experiment, ExperimentAggregate, GradeReport
 from webapp.work import send_on_commit
@@ -172,7 +173,8 @@ def competition_tallies(per_competition: list[dict], catalogue) -> dict[str, Com
 
 
 def summary_of(figures: dict) -> dict:
-    """Per split: Any Medal % (mean, standard_error, ci_lower, ci_upper) and seeds."""
+    """Per split: Any Medal % (mean, standard_error, ci_lower, ci_upper), its bootstrap
+    interval (``interval_lower``, ``interval_upper``) and seeds."""
     out = {}
     for split, result in figures.get("splits", {}).items():
         metrics = result.get("metrics")
@@ -182,6 +184,10 @@ def summary_of(figures: dict) -> dict:
                 "n_seeds": result["num_seeds_averaged"],
                 "n_competitions": result.get("num_competitions_per_seed"),
             }
+            bootstrap = (result.get("bootstrap") or {}).get("intervals", {}).get(RANKED)
+            if bootstrap:
+                out[split]["interval_lower"] = bootstrap["lower"]
+                out[split]["interval_upper"] = bootstrap["upper"]
     return out
 
 
@@ -217,6 +223,14 @@ def experiment_aggregate_refresh(experiment_id: int) -> ExperimentAggregate:
     catalogue = load_catalogue(include_demo=True)
     figures = figures_for(reports, catalogue)
     clean = figures_for(reports, catalogue, clean_subset_excluded())
+    # The intervals are written into the figures, the replicates stored beside them.
+    replicates_store(
+        experiment.pk,
+        {
+            False: bootstrap_figures(figures, clean=False, experiment_id=experiment.pk),
+            True: bootstrap_figures(clean, clean=True, experiment_id=experiment.pk),
+        },
+    )
     aggregate_row, _ = ExperimentAggregate.objects.update_or_create(
         experiment=experiment,
         defaults={

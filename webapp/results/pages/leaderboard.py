@@ -1,5 +1,6 @@
-"""The public leaderboard: agents ranked by Any Medal % per split, with the filters,
-the clean-subset switch and the exports. Reads only the small per-split summaries."""
+"""The public leaderboard: agents ranked by Any Medal % on a split (``?split=``), with
+rank ranges, the filters, the clean-subset switch and the exports. Reads only the small
+per-split summaries and the stored replicates of the ranking split."""
 
 import datetime as dt
 import re
@@ -17,11 +18,14 @@ from benchmark.splits import (
     SPLIT_SLUGS,
     split_label,
 )
+from webapp.core.bad_input import split_asked
 from webapp.core.formatting import format_percentage_number
 from webapp.core.rendering import url_for_each
 from webapp.figures import medal_against_cost
 from webapp.results.grading.aggregates import wants_clean_subset
+from webapp.results.grading.replicates import figure_replicates, interval_of
 from webapp.results.models import Experiment
+from webapp.results.pages.rank_ranges import add_rank_ranges, rank_text, rank_title
 from webapp.results.selectors import experiments_visible_to
 
 TRI_STATE_FILTERS = ("internet_access", "test_feedback", "source_available", "known_leakage")
@@ -51,9 +55,13 @@ class LeaderboardFilters:
     clean: bool = False
     integrity: str = ""  # "", or one of INTEGRITY_FILTERS
     descriptions: str = ""  # "", "original" or "obfuscated"
+    split: str = ""  # the ranking split asked for (a slug), "" for the first with figures
 
     @classmethod
     def from_query(cls, query) -> "LeaderboardFilters":
+        """The filters a query asks for; a value it does not take is ignored, but an
+        unknown split is refused (``BadQuery``: a 400 naming the valid ones)."""
+
         def date(name):
             try:
                 return dt.date.fromisoformat(query.get(name, "")) if query.get(name) else None
@@ -87,6 +95,7 @@ class LeaderboardFilters:
             descriptions=query.get("descriptions", "")
             if query.get("descriptions") in ("original", "obfuscated")
             else "",
+            split=split_asked(query),
         )
 
 
@@ -124,7 +133,8 @@ FIELDS = (
 
 
 def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
-    """One dict per experiment, best first (Any Medal % on All, then Low, ...); the
+    """One dict per experiment, best first (Any Medal % on the split asked for, else on
+    All, then Low, ...), with its rank range and interval there (``add_rank_ranges``); the
     synthetic references (``synthetic``: the demo's models mleboard trains itself) after
     every agent, unranked."""
     qs = experiments_visible_to(user)
@@ -159,7 +169,7 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
         figures_source = "reports"
         if not summary and row["published_figures"]:
             # Published figures cannot be recomputed on a subset: shown as published.
-            summary = row["published_figures"]
+            summary = _published_with_intervals(row["pk"], row["published_figures"])
             figures_source = "published"
         entries.append(
             {
@@ -216,8 +226,21 @@ def leaderboard_entries(*, user, filters: LeaderboardFilters) -> list[dict]:
             }
         )
 
-    rank_entries(entries)
+    split = rank_entries(entries, filters.split)
+    add_rank_ranges(entries, split, clean=filters.clean)
     return entries
+
+
+def _published_with_intervals(experiment_id: int, published: dict) -> dict:
+    """Published figures, each with the 95% interval drawn from its mean ± SEM (what
+    ranks it among the others; ``webapp.results.grading.replicates``)."""
+    out = {}
+    for split, value in published.items():
+        if isinstance(value, dict) and value.get("mean") is not None and split in SPLIT_SLUGS:
+            found = interval_of(*figure_replicates(experiment_id, split, value, None))
+            value = {**value, "interval_lower": found["lower"], "interval_upper": found["upper"]}
+        out[split] = value
+    return out
 
 
 def _cost_per_run(row: dict, prices) -> dict:
@@ -285,9 +308,12 @@ def cost_chart(entries: list[dict], split: str, unit: str = "") -> dict | None:
     }
 
 
-def ranking_split(entries: list[dict]) -> str:
-    """The split entries are ranked on: the first of SPLIT_PREFERENCE (a catalogue split,
-    never ``ran``) that some entry has a figure on; "" when none has any."""
+def ranking_split(entries: list[dict], asked: str = "") -> str:
+    """The split entries are ranked on: ``asked`` (``?split=``) when given, else the
+    first of SPLIT_PREFERENCE (a catalogue split, never ``ran``) that some entry has a
+    figure on; "" when none has any."""
+    if asked:
+        return asked
     return next(
         (
             s
@@ -298,14 +324,14 @@ def ranking_split(entries: list[dict]) -> str:
     )
 
 
-def rank_entries(entries: list[dict]) -> str:
+def rank_entries(entries: list[dict], asked: str = "") -> str:
     """Sort ``entries`` best first and number them, within one split only: those with a
     figure on the ranking split get ranks (ties broken by the next splits); the others
     come after, unranked (``rank`` None), since a figure over other competitions is not
     comparable. Synthetic references come last and are never ranked: they are not agents,
-    and a reference scoring 83% on the demo would read as beating every agent. Returns the
-    ranking split."""
-    split = ranking_split([e for e in entries if not e.get("synthetic")])
+    and a reference scoring 83% on the demo would read as beating every agent. ``asked``:
+    the split to rank on (``ranking_split``). Returns the ranking split."""
+    split = ranking_split([e for e in entries if not e.get("synthetic")], asked)
 
     def mean(entry, s):
         value = (entry["splits"].get(s) or {}).get("mean")
@@ -316,6 +342,7 @@ def rank_entries(entries: list[dict]) -> str:
         return (
             bool(entry.get("synthetic")),
             not has,
+            -mean(entry, split) if split else 0.0,
             *(-mean(entry, s) for s in SPLIT_PREFERENCE if s in SPLIT_SLUGS),
             -((entry.get("ran") or {}).get("mean") or -1.0),
         )
@@ -358,7 +385,11 @@ def csv_columns(shown: list[str]) -> list[str]:
         "provenance",
         "comparability_class",
         "comparability_reasons",
-        *(f"{s}_{k}" for s in shown for k in ("mean", "standard_error")),
+        *(
+            f"{s}_{k}"
+            for s in shown
+            for k in ("mean", "standard_error", "interval_lower", "interval_upper")
+        ),
         *(f"{RAN.slug}_{k}" for k in ("mean", "standard_error", "n_competitions")),
         "n_seeds",
         "runtime_hours",
@@ -376,6 +407,8 @@ def csv_columns(shown: list[str]) -> list[str]:
         "runs_checked",
         "runs_flagged",
         "runs_disqualified",
+        "rank_low",
+        "rank_high",
         "footnotes",
         "id",
     ]
@@ -393,6 +426,8 @@ def csv_rows(entries: list[dict]):
             value = entry["splits"].get(split) or {}
             flat[f"{split}_mean"] = value.get("mean")
             flat[f"{split}_standard_error"] = value.get("standard_error")
+            flat[f"{split}_interval_lower"] = value.get("interval_lower")
+            flat[f"{split}_interval_upper"] = value.get("interval_upper")
         ran = _ran_shown(entry) or {}
         for key in ("mean", "standard_error", "n_competitions"):
             flat[f"{RAN.slug}_{key}"] = ran.get(key)
@@ -584,6 +619,7 @@ def table_rows(
                     "standard_error": format_percentage_number(value["standard_error"])
                     if value
                     else "",
+                    "interval": _interval_text(value),
                     # Every figure to the site's precision; a published one as printed too.
                     "as_printed": f"as published: {value['mean']} ± {value['standard_error']}"
                     if value and published
@@ -606,7 +642,8 @@ def table_rows(
             {
                 **e,
                 "url": experiment_url(e["id"]),
-                "rank_text": "—" if e["rank"] is None else str(e["rank"]),
+                "rank_text": rank_text(e),
+                "rank_title": rank_title(e),
                 "rank_sort": 10**9 if e["rank"] is None else e["rank"],
                 "n_seeds_text": "" if e["n_seeds"] is None else str(e["n_seeds"]),
                 "n_seeds_sort": -1 if e["n_seeds"] is None else e["n_seeds"],
@@ -623,6 +660,14 @@ def table_rows(
             }
         )
     return rows, [(n, text) for text, n in numbers.items()]
+
+
+def _interval_text(value: dict | None) -> str:
+    """A cell's 95% interval, "12.0–20.3" ("" when it has none)."""
+    if not value or value.get("interval_lower") is None:
+        return ""
+    lower = format_percentage_number(value["interval_lower"])
+    return f"{lower}–{format_percentage_number(value['interval_upper'])}"
 
 
 def page_tables(entries: list[dict]) -> dict:

@@ -51,6 +51,7 @@ def home(request):
         return response
     tables = page_tables(entries)
     agents, shown = tables["agents"], tables["shown"]
+    ranked_on = ranking_split(agents, filters.split) if agents else ""
     query = request.GET.copy()
     query.pop("format", None)
     return render(
@@ -66,7 +67,11 @@ def home(request):
             ),
             "reference_splits": split_choices(tables["reference_shown"]),
             "footnotes": tables["footnotes"],
-            "ranked_on": split_label(ranking_split(agents)) if agents else "",
+            "ranked_on": split_label(ranked_on) if ranked_on else "",
+            "ranking_split": ranked_on,
+            # Any split may be asked for; those with a column are offered.
+            "rank_splits": split_choices({*shown, ranked_on}),
+            "tied": sum(1 for e in agents if e["tied"]),
             # The chart draws the agents' table only: the references are apart.
             "dots_figure": figures.leaderboard_dots_from_table(
                 agents, split_choices(shown), "leaderboard"
@@ -74,9 +79,7 @@ def home(request):
             if any(v for e in agents for v in e["splits"].values())
             else None,
             "unranked": sum(1 for e in agents if e["rank"] is None),
-            "cost_chart": cost_chart(
-                agents, ranking_split(agents) if agents else "", request.GET.get("cost", "")
-            ),
+            "cost_chart": cost_chart(agents, ranked_on, request.GET.get("cost", "")),
             "splits": split_choices(shown),
             "filters": filters,
             "query": query.urlencode(),
