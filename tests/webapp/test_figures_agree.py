@@ -299,6 +299,7 @@ def compared(client, a, b, c, clean: str, out: dict) -> None:
 def assert_agree(figures: dict) -> None:
     """The same text for each experiment wherever it is given (a bare mean where the
     surface gives no SEM is compared with the mean of the others)."""
+
     # The clean subset's figures (keys ending in 1) are compared among themselves.
     def kind_of(key: str) -> str:
         return next((kind for kind in ("seeds", "interval") if kind in key), "figure")
