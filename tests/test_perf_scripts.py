@@ -69,6 +69,7 @@ SMOKE = {
     "agent_run_bench.py": ["--seeds", "1", "--backend", "local"],
     "broker_soak.py": ["--tasks", "60", "--ping-interval", "0.5"],
     "peer_similarity_bench.py": [],
+    "rank_ranges_bench.py": ["--experiments", "3", "--seeds", "1", "--requests", "1"],
     "stop_bench.py": ["--rounds", "1"],
 }
 

@@ -144,8 +144,17 @@ def every_figure(client, a: Experiment, b: Experiment, c: Experiment) -> dict:
         out[f"leaderboard page{clean}"] = {
             pk: cells[pk][SPLIT]["text"] for pk in (a.pk, b.pk, c.pk)
         }
+        # The interval is shown on the ranking split's figures: ranked on the split here.
+        ranked_rows = page(client, "/", clean=clean, split=SPLIT).of(id="leaderboard")
+        ranked_cells = {
+            int(r["attrs"]["data-experiment"]): {
+                cell["attrs"].get("data-split"): cell for cell in r["cells"]
+            }
+            for r in ranked_rows
+            if r["attrs"].get("data-experiment")
+        }
         out[f"leaderboard page interval{clean}"] = {
-            pk: cells[pk][SPLIT]["interval"] for pk in (a.pk, b.pk, c.pk)
+            pk: ranked_cells[pk][SPLIT]["interval"] for pk in (a.pk, b.pk, c.pk)
         }
         out[f"leaderboard page seeds{clean}"] = {pk: seeds[pk] for pk in (a.pk, b.pk, c.pk)}
         exported = list(

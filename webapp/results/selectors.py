@@ -265,7 +265,7 @@ def _probability_greater(a: Experiment, b: Experiment, split: str, by_split: dic
     return {
         "value": value,
         # Two decimals, never a bare 0 or 1: 1,000 replicates cannot show certainty.
-        "text": "> 0.99" if value > 0.99 else "< 0.01" if value < 0.01 else f"{value:.2f}",
+        "text": "> 0.99" if value > 0.99 else "< 0.01" if value < 0.01 else f"= {value:.2f}",
         "paired": a_how == b_how == "bootstrap",
         "replicates": len(a_values),
     }

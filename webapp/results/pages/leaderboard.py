@@ -605,6 +605,7 @@ def table_rows(
     def marks(texts) -> list[dict]:
         return [{"n": numbers[t], "text": t} for t in texts]
 
+    ranked_on = next((e["ranked_on"] for e in entries if e.get("ranked_on")), "")
     rows = []
     for e in entries:
         published = e["figures_source"] == "published"
@@ -619,7 +620,8 @@ def table_rows(
                     "standard_error": format_percentage_number(value["standard_error"])
                     if value
                     else "",
-                    "interval": _interval_text(value),
+                    # The ranking split's only: the interval its rank range comes from.
+                    "interval": _interval_text(value) if split == ranked_on else "",
                     # Every figure to the site's precision; a published one as printed too.
                     "as_printed": f"as published: {value['mean']} ± {value['standard_error']}"
                     if value and published
