@@ -16,7 +16,6 @@ import zlib
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import rankdata
 
 REPLICATES = 1000
 LEVEL = 0.95
@@ -86,12 +85,22 @@ def rank_ranges(replicates: np.ndarray, level: float = LEVEL) -> list[tuple[int,
     replicates holding ``level`` of them; a rank is 1 + the entries strictly ahead."""
     if replicates.ndim != 2 or not replicates.shape[0]:
         return []
-    # 1 + the entries strictly ahead: the lowest rank among equals, of the negated figures.
-    ranks = np.sort(rankdata(-replicates, method="min", axis=0), axis=1)
-    draws = ranks.shape[1]
+    entries, draws = replicates.shape
+    # Per replicate (a row here), the entries best first; equal figures share the rank
+    # of the first of them (1 + those strictly ahead).
+    behind = np.ascontiguousarray(-replicates.T)
+    order = np.argsort(behind, axis=1)
+    ordered = np.take_along_axis(behind, order, axis=1)
+    first = np.ones(ordered.shape, dtype=bool)
+    np.not_equal(ordered[:, 1:], ordered[:, :-1], out=first[:, 1:])
+    ranks = np.where(first, np.arange(entries), 0)
+    np.maximum.accumulate(ranks, axis=1, out=ranks)
+    # How often each entry took each rank, then the ranks at the two tails' positions.
+    counts = np.bincount((order * entries + ranks).ravel(), minlength=entries * entries)
+    taken = counts.reshape(entries, entries).cumsum(axis=1)
     tail = (1 - level) / 2
-    low = ranks[:, int(np.floor(tail * (draws - 1)))]
-    high = ranks[:, int(np.ceil((1 - tail) * (draws - 1)))]
+    low = (taken <= int(np.floor(tail * (draws - 1)))).sum(axis=1) + 1
+    high = (taken <= int(np.ceil((1 - tail) * (draws - 1)))).sum(axis=1) + 1
     return [(int(a), int(b)) for a, b in zip(low, high, strict=True)]
 
 

@@ -6,7 +6,7 @@ vectors and ranks them; nothing is resampled here. The rule: docs/statistics.md.
 
 import numpy as np
 
-from benchmark.intervals import rank_ranges
+from benchmark.intervals import LEVEL, REPLICATES, from_bytes, rank_ranges, to_bytes
 from webapp.results.grading.replicates import METHOD, figure_replicates, interval_of
 from webapp.results.selectors import stored_replicates
 
@@ -27,21 +27,24 @@ def add_rank_ranges(entries: list[dict], split: str, *, clean: bool) -> None:
     for entry in ranked:
         value = entry["splits"][split]
         own = stored.get(entry["id"]) if entry["figures_source"] == "reports" else None
-        replicates, how = figure_replicates(entry["id"], split, value, own)
-        vectors.append(replicates)
-        if how == "bootstrap" and value.get("interval_lower") is not None:
+        if own is not None and value.get("interval_lower") is not None:
             # Stored with the figures, from these replicates: not computed again.
+            vectors.append(own)
             entry["interval"] = {
                 "split": split,
                 "lower": value["interval_lower"],
                 "upper": value["interval_upper"],
-                "level": 0.95,
-                "replicates": len(replicates),
+                "level": LEVEL,
+                "replicates": REPLICATES,
                 "method": METHOD,
             }
-        else:
-            entry["interval"] = {"split": split, **interval_of(replicates, how)}
-    ranges = np.array(rank_ranges(np.vstack(vectors)))
+            continue
+        replicates, how = figure_replicates(entry["id"], split, value, own)
+        vectors.append(to_bytes(replicates))
+        entry["interval"] = {"split": split, **interval_of(replicates, how)}
+    # One buffer for every entry's replicates: decoded at once, not row by row.
+    matrix = from_bytes(b"".join(bytes(v) for v in vectors)).reshape(len(ranked), -1)
+    ranges = np.array(rank_ranges(matrix))
     low, high = ranges[:, 0], ranges[:, 1]
     overlaps = (low[:, None] <= high[None, :]) & (low[None, :] <= high[:, None])
     tied = overlaps.sum(axis=1) > 1
