@@ -20,6 +20,7 @@ from benchmark.splits import (
 from webapp.core.formatting import format_percentage_number
 from webapp.core.rendering import url_for_each
 from webapp.figures import medal_against_cost
+from webapp.results import extensions
 from webapp.results.grading.aggregates import wants_clean_subset
 from webapp.results.models import Experiment
 from webapp.results.selectors import experiments_visible_to
@@ -559,6 +560,7 @@ def table_rows(
     Returns the rows and the numbered footnotes listed under the table."""
     numbers = _footnote_numbers(entries) if numbers is None else numbers
     experiment_url = url_for_each("experiment-detail")
+    verdicts = extensions.verdicts_for([e["id"] for e in entries])
 
     def marks(texts) -> list[dict]:
         return [{"n": numbers[t], "text": t} for t in texts]
@@ -599,6 +601,7 @@ def table_rows(
             {
                 **e,
                 "url": experiment_url(e["id"]),
+                "verdict": verdicts.get(e["id"]),
                 "rank_text": "—" if e["rank"] is None else str(e["rank"]),
                 "rank_sort": 10**9 if e["rank"] is None else e["rank"],
                 "n_seeds_text": "" if e["n_seeds"] is None else str(e["n_seeds"]),
