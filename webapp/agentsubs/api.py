@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.splits import UnknownSplit, resolve_split
+from runner.spec import parse_size
 from webapp.agentsubs import selectors
 from webapp.agentsubs.models import AgentSubmission, Reproduction
 from webapp.agentsubs.reproductions import reproduction_start
@@ -167,6 +168,29 @@ class ReproduceInput(serializers.Serializer):
     )
     split = serializers.CharField(max_length=40, default="demo")
     seeds = serializers.IntegerField(min_value=1, max_value=20, default=3)
+    cpus = serializers.FloatField(
+        min_value=0.01,
+        max_value=4096,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="CPUs per run (default: the host's)",
+    )
+    memory = serializers.CharField(
+        max_length=20,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text='memory per run, e.g. "8g" (default: no limit)',
+    )
+
+    def validate_memory(self, value: str) -> int | None:
+        if not value.strip():
+            return None
+        try:
+            return parse_size(value)
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
 
     def validate_split(self, value: str) -> str:
         try:
@@ -195,6 +219,8 @@ class AgentReproduceApi(APIView):
                 target_id=data.validated_data["experiment"],
                 split=data.validated_data["split"],
                 seeds=data.validated_data["seeds"],
+                cpus=data.validated_data["cpus"],
+                memory_bytes=data.validated_data["memory"],
             )
         except PermissionError as exc:
             return Response({"error": str(exc)}, status=status.HTTP_403_FORBIDDEN)

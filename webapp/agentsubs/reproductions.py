@@ -57,9 +57,12 @@ def reproduction_start(
     split: str,
     seeds: int,
     time_limit_s: float = CANONICAL_TIME_LIMIT_S,
+    cpus: float | None = None,
+    memory_bytes: int | None = None,
 ) -> Reproduction:
     """Launch ``submission`` over ``split`` × ``seeds`` (24 h a run, one GPU where the
-    host has one, the operator's model endpoint) to reproduce ``target_id`` (default: the
+    host has one, the operator's model endpoint; the host's CPUs and memory unless
+    ``cpus``/``memory_bytes`` share them out) to reproduce ``target_id`` (default: the
     experiment it claims). Raises ``SubmissionInvalid`` naming the field, or
     ``PermissionError``."""
     from webapp.results.selectors import experiments_visible_to
@@ -89,6 +92,8 @@ def reproduction_start(
                 seeds=seeds,
                 gpus=_gpus_here(),
                 time_limit_s=time_limit_s,
+                cpus=cpus,
+                memory_bytes=memory_bytes,
             )
         except LaunchRefused as exc:
             raise SubmissionInvalid("agent", str(exc)) from None

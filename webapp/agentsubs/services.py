@@ -223,7 +223,7 @@ def submission_review(submission: AgentSubmission, *, by, approve: bool, reason:
 def submission_folder(submission: AgentSubmission) -> Path:
     """Where a built submission's files are, for its runs (the media folder is shared by
     the site and its run hosts)."""
-    return Path(settings.MEDIA_ROOT) / "agent-submissions" / submission.site_name / "agent"
+    return Path(settings.MEDIA_ROOT) / "agent-builds" / submission.site_name / "agent"
 
 
 def submission_build(submission_id: int, token: str) -> None:
