@@ -53,7 +53,9 @@ def kinds() -> list[Kind]:
             "deadline (the time limit for each run, plus an hour).",
             running=(R.REPRODUCING,),
             final=(R.DONE, R.FAILED),
-            transitions=table(reproducing=(R.DONE, R.FAILED), done=(), failed=()),
+            # Created reproducing (its launch's runs are queued with it); the loop is the
+            # sweeper finding it not yet settled.
+            transitions=table(reproducing=(R.REPRODUCING, R.DONE, R.FAILED), done=(), failed=()),
             done=R.DONE,
             failed=R.FAILED,
             reason_field="error",

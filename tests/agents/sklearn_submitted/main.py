@@ -23,22 +23,22 @@ x, x_test = train[features].to_numpy(), test[features].to_numpy()
 out = pd.DataFrame({"id": test["id"]})
 
 if columns == ["label"]:
-    model = RandomForestClassifier(n_estimators=200, random_state=0)
+    model = RandomForestClassifier(n_estimators=50, random_state=0)
     y = train["label"].to_numpy()
     score = cross_val_score(model, x, y, cv=3).mean()
     out["label"] = model.fit(x, y).predict(x_test)
 elif columns == ["target"] and set(np.unique(train["target"])) <= {0, 1}:
-    model = RandomForestClassifier(n_estimators=200, random_state=0)
+    model = RandomForestClassifier(n_estimators=50, random_state=0)
     y = train["target"].to_numpy()
     score = cross_val_score(model, x, y, cv=3, scoring="roc_auc").mean()
     out["target"] = model.fit(x, y).predict_proba(x_test)[:, 1]
 elif columns == ["target"]:
-    model = RandomForestRegressor(n_estimators=200, random_state=0)
+    model = RandomForestRegressor(n_estimators=50, random_state=0)
     y = train["target"].to_numpy()
     score = cross_val_score(model, x, y, cv=3, scoring="neg_root_mean_squared_error").mean()
     out["target"] = model.fit(x, y).predict(x_test)
 else:  # class probabilities, one column per class
-    model = RandomForestClassifier(n_estimators=200, random_state=0)
+    model = RandomForestClassifier(n_estimators=50, random_state=0)
     y = train["target"].to_numpy()
     score = cross_val_score(model, x, y, cv=3, scoring="neg_log_loss").mean()
     probabilities = model.fit(x, y).predict_proba(x_test)
