@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from benchmark.splits import split_names_text
-from cli import CommandError, configuration, grading, integrity, runs
+from cli import CommandError, agent_submit, configuration, grading, integrity, runs
 from cli.submit import interface as submit
 
 
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.register(subparsers)
     integrity.register(subparsers)
     submit.register(subparsers)
+    agent_submit.register(subparsers)
     configuration.register(subparsers)
     return parser
 

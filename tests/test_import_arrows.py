@@ -153,7 +153,7 @@ def test_relative_imports_are_resolved(tmp_path, monkeypatch):
 #             input, wording, formatting, rendering, the media space's margin, changes
 #   figures   pure functions: data in, a Plotly figure out
 #   apps      work <- liveness <- accounts <- competitions <- results <- runs <- integrity
-#             <- corrections
+#             <- corrections <- agentsubs
 #   pages, edge, ops   pages that combine apps; serving (the page cache); operations
 #             (sweeper, processes, status). Side by side: none imports another.
 #   project   the wiring: settings, urls, celery, wsgi
@@ -174,6 +174,7 @@ APPS = (
     "runs",
     "integrity",
     "corrections",
+    "agentsubs",
 )
 ROOMS: dict[str, int] = {
     "core": 0,

@@ -35,6 +35,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
         Perm.MANAGE_HOSTS,
         Perm.SEE_STATUS,
         Perm.LAUNCH,
+        Perm.APPROVE_AGENTS,
+        Perm.SUBMIT_AGENTS,
         Perm.SEE_ALL_EXPERIMENTS,
         Perm.SEE_ALL_UPLOADS,
         Perm.SEE_ALL_LAUNCHES,

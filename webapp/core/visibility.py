@@ -30,6 +30,8 @@ class Perm:
     CANCEL_ANY = "runs.cancel_agentrun"
     MANAGE_HOSTS = "runs.manage_runhost"
     LAUNCH = "runs.launch_agent_runs"
+    SUBMIT_AGENTS = "agentsubs.submit_agents"
+    APPROVE_AGENTS = "agentsubs.approve_agents"  # review submitted agents, see them all
     SEE_STATUS = "liveness.view_processbeat"  # the status page: workers, queues, disk
     # People's names where the site otherwise gives a role (the corrections log): those who
     # may list the accounts in the admin.
@@ -82,6 +84,12 @@ SEE: dict[str, SeeRule] = {
         Perm.SEE_ALL_EXPERIMENTS,
         "experiment__owner",
         _EXPERIMENT_PUBLISHED | Q(experiment__isnull=True, correction__public_when_gone=True),
+    ),
+    "agentsubs.AgentSubmission": SeeRule(Perm.APPROVE_AGENTS, "owner"),
+    # A reproduction is the site's check of a claim: public with the experiment it
+    # reproduces (the reproduced experiment's own page keeps its own rule).
+    "agentsubs.Reproduction": SeeRule(
+        Perm.SEE_ALL_EXPERIMENTS, "owner", Q(target__is_published=True)
     ),
     "integrity.ReferenceCorpus": SeeRule(Perm.SEE_REFERENCES),
     "integrity.ReferenceFile": SeeRule(Perm.SEE_REFERENCES),

@@ -1,5 +1,6 @@
 from django.urls import include, path
 
+from webapp.agentsubs.urls import api_urlpatterns as agent_api_urls
 from webapp.competitions import api as competition_api
 from webapp.corrections import api as corrections_api
 from webapp.ops import status
@@ -10,6 +11,7 @@ from webapp.results.uploads import tus as tus_api
 from webapp.runs import api as run_api
 
 urlpatterns = [
+    *agent_api_urls,
     path(
         "competitions/", competition_api.CompetitionListApi.as_view(), name="api-competition-list"
     ),

@@ -84,6 +84,7 @@ INSTALLED_APPS = [
     "webapp.integrity",
     "webapp.accounts",
     "webapp.corrections",
+    "webapp.agentsubs",
     # Above the apps: serving, operations and the pages that combine apps.
     "webapp.edge",
     "webapp.ops",
@@ -348,6 +349,8 @@ CELERY_TASK_ROUTES = {
     # picks it, webapp.runs.tasks), any other to `runs.cpu`. A run host consumes the
     # classes it can serve (`-Q runs.cpu` or `-Q runs.cpu,runs.gpu`).
     "webapp.runs.tasks.*": {"queue": "runs.cpu"},
+    # A submitted agent is built where the agents run: on a run host, with its engine.
+    "webapp.agentsubs.tasks.*": {"queue": "runs.cpu"},
 }
 CELERY_TASK_ALWAYS_EAGER = env("CELERY_TASK_ALWAYS_EAGER")
 GRADING_SOFT_TIME_LIMIT = env("MLEBOARD_GRADING_SOFT_TIME_LIMIT")
@@ -407,6 +410,10 @@ MLEBOARD_RUN_QUEUES = env("MLEBOARD_RUN_QUEUES")
 MLEBOARD_RUN_RETRY_S = env("MLEBOARD_RUN_RETRY_S")
 # Folders holding extra agent folders (agent.yaml + Dockerfile) the site may run.
 MLEBOARD_AGENT_DIRS = env("MLEBOARD_AGENT_DIRS")
+MLEBOARD_AGENT_IMAGE_MAX_BYTES = env("MLEBOARD_AGENT_IMAGE_MAX_BYTES")
+MLEBOARD_AGENT_ARCHIVE_MAX_BYTES = env("MLEBOARD_AGENT_ARCHIVE_MAX_BYTES")
+MLEBOARD_AGENT_REVIEW_DAYS = env("MLEBOARD_AGENT_REVIEW_DAYS")
+MLEBOARD_AGENT_BUILD_DEADLINE_S = env("MLEBOARD_AGENT_BUILD_DEADLINE_S")
 # The operator's prices per million tokens per model (prompt/completion), for the cost
 # estimates next to token counts: {"model name": benchmark.cost.Price}.
 MLEBOARD_LLM_PRICES = {

@@ -62,6 +62,7 @@ urlpatterns = [
     path("runs/", include(run_urls.page_urlpatterns)),
     path("agent-runs/<int:pk>/cancel/", run_views.agent_run_cancel_view, name="agent-run-cancel"),
     path("hosts/", run_views.host_list, name="host-list"),
+    path("agents/", include("webapp.agentsubs.urls")),
     path("status/", status.status_page, name="status"),
     path("integrity/", include("webapp.integrity.urls")),
     # The site's own account pages first (sign-in behind django-axes, API tokens, invites),

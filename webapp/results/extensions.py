@@ -28,6 +28,9 @@ _RUNS_UPLOADED: list[Callable[[Any, list, list], None]] = []
 # The experiment page's figures from other apps, by context name: ``make(experiment)``,
 # None when there is nothing to draw.
 _EXPERIMENT_FIGURES: dict[str, Callable[[Any], Any]] = {}
+# What the leaderboard shows beside an entry's provenance: ``verdicts(ids)`` gives, per
+# experiment id, ``{"text", "agrees", "reproduction_id"}`` (a reproduction's verdict).
+_ENTRY_VERDICTS: list[Callable[[list[int]], dict[int, dict]]] = []
 
 
 def graded_along(item: GradedAlong) -> None:
@@ -42,6 +45,19 @@ def on_runs_uploaded(hook: Callable[[Any, list, list], None]) -> None:
 
 def experiment_figure(name: str, make: Callable[[Any], Any]) -> None:
     _EXPERIMENT_FIGURES[name] = make
+
+
+def entry_verdicts(source: Callable[[list[int]], dict[int, dict]]) -> None:
+    if source not in _ENTRY_VERDICTS:
+        _ENTRY_VERDICTS.append(source)
+
+
+def verdicts_for(ids: list[int]) -> dict[int, dict]:
+    """The registered verdicts of the leaderboard's entries ``ids``, by id."""
+    out: dict[int, dict] = {}
+    for source in _ENTRY_VERDICTS:
+        out.update(source(ids))
+    return out
 
 
 def grade_along(run) -> list[tuple[GradedAlong, Any]]:

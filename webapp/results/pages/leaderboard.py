@@ -22,6 +22,7 @@ from webapp.core.bad_input import split_asked
 from webapp.core.formatting import format_percentage_number
 from webapp.core.rendering import url_for_each
 from webapp.figures import medal_against_cost
+from webapp.results import extensions
 from webapp.results.grading.aggregates import wants_clean_subset
 from webapp.results.grading.replicates import figure_replicates, interval_of
 from webapp.results.models import Experiment
@@ -601,6 +602,7 @@ def table_rows(
     Returns the rows and the numbered footnotes listed under the table."""
     numbers = _footnote_numbers(entries) if numbers is None else numbers
     experiment_url = url_for_each("experiment-detail")
+    verdicts = extensions.verdicts_for([e["id"] for e in entries])
 
     def marks(texts) -> list[dict]:
         return [{"n": numbers[t], "text": t} for t in texts]
@@ -644,6 +646,7 @@ def table_rows(
             {
                 **e,
                 "url": experiment_url(e["id"]),
+                "verdict": verdicts.get(e["id"]),
                 "rank_text": rank_text(e),
                 "rank_title": rank_title(e),
                 "rank_sort": 10**9 if e["rank"] is None else e["rank"],

@@ -1,6 +1,7 @@
 """The agents a site can run and the backend it runs them on (the operator's choice)."""
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -14,12 +15,25 @@ class LaunchRefused(ValueError):
     pass
 
 
+# Apps above this one that add agents (approved, built submissions), registered when
+# they are ready: each a function giving agents by name.
+_AGENT_SOURCES: list[Callable[[], dict[str, AgentDefinition]]] = []
+
+
+def agent_source(source: Callable[[], dict[str, AgentDefinition]]) -> None:
+    if source not in _AGENT_SOURCES:
+        _AGENT_SOURCES.append(source)
+
+
 def site_agents() -> dict[str, AgentDefinition]:
-    """The agents this site can run: the shipped ones, plus every agent folder found in
-    the folders of MLEBOARD_AGENT_DIRS (an operator's own agents)."""
+    """The agents this site can run: the shipped ones, every agent folder found in the
+    folders of MLEBOARD_AGENT_DIRS (an operator's own agents), and those the registered
+    sources add (submitted agents once built)."""
     agents = shipped_agents()
     for folder in settings.MLEBOARD_AGENT_DIRS:
         agents.update(agents_in(Path(folder)))
+    for source in _AGENT_SOURCES:
+        agents.update(source())
     return agents
 
 
