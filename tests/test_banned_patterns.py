@@ -3,7 +3,7 @@
 * ``time.sleep`` in tests: a fixed sleep standing in for time passing makes a test slow on
   an idle machine and flaky on a busy one (the stale time is not reached yet, the worker
   has not beaten yet). Backdate the heartbeat or the timestamp, inject the clock, or poll
-  the condition with a deadline (``tests.polling.wait_until``). The few sleeps that are
+  the condition with a deadline (``tests.support.polling.wait_until``). The few sleeps that are
   not waits are listed below with why; the programs under ``tests/agents/`` run as agents
   and are not scanned.
 * An assertion on a measured speed (``assert took_ms < 1000``): a busy machine makes it
@@ -24,9 +24,9 @@ NOT_SCANNED = (TESTS / "agents",)
 
 # (file, enclosing function) -> why a sleep there is not a wait for time to pass.
 SLEEP_ALLOWED = {
-    ("tests/polling.py", "wait_until"): "the polling helper: bounded by its deadline",
+    ("tests/support/polling.py", "wait_until"): "the polling helper: bounded by its deadline",
     (
-        "tests/webapp/test_hosts.py",
+        "tests/webapp/runs/test_hosts.py",
         "test_no_gpu_is_held_twice_under_concurrent_claims.worker",
     ): "random jitter that interleaves concurrent claims in many orders",
 }
@@ -103,7 +103,7 @@ def test_no_fixed_sleep_stands_in_for_time_passing():
     offenders, used = _offenders(sleep_calls, SLEEP_ALLOWED)
     assert not offenders, (
         "time.sleep in a test: backdate the heartbeat or timestamp, inject the clock, or poll "
-        "the condition with tests.polling.wait_until:\n" + "\n".join(offenders)
+        "the condition with tests.support.polling.wait_until:\n" + "\n".join(offenders)
     )
     assert used == set(SLEEP_ALLOWED), f"allowed but gone (remove): {set(SLEEP_ALLOWED) - used}"
 
@@ -165,7 +165,7 @@ TIMED_ALLOWED = {
         "test_stop_is_prompt_with_connections_open",
     ): "open connections never hold the validation service's stop",
     (
-        "tests/webapp/test_worker.py",
+        "tests/webapp/work/test_worker.py",
         "test_worker_killed_mid_grading_ends_with_exactly_one_report",
     ): "a lower bound: the run was graded again after the kill, not before it",
 }
@@ -236,7 +236,7 @@ def test_the_rule_sees_every_spelling_of_a_timed_assertion():
 
 # --- skips ------------------------------------------------------------------------------
 # A skipped test proves nothing: a test whose service is missing fails
-# (``tests.services.missing``), everywhere.
+# (``tests.support.services.missing``), everywhere.
 
 
 # What skips or expects a failure: pytest's skip, skipif, xfail and importorskip (called,
@@ -260,7 +260,7 @@ def test_no_test_skips():
     offenders, _ = _offenders(skips, {})
     assert not offenders, (
         "a skipped test passes for one that proved nothing: call "
-        "tests.services.missing(what), which fails:\n" + "\n".join(offenders)
+        "tests.support.services.missing(what), which fails:\n" + "\n".join(offenders)
     )
 
 

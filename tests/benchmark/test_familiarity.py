@@ -1,5 +1,5 @@
 """Familiarity as the mean token probability a base model gives a text
-(``benchmark.familiarity``), against a named fake endpoint (``tests/agents/fake_base_model.py``,
+(``benchmark.familiarity``), against a named fake endpoint (``tests/support/fake_base_model.py``,
 a scripted server, not a model): the value equals what the served log-probabilities make by
 hand, long texts are split within the limit and weighted by their tokens, and every way the
 endpoint can fail ends, with a reason."""
@@ -17,7 +17,7 @@ from benchmark.familiarity import (
     guaranteed_bytes,
     score_text,
 )
-from tests.agents.fake_base_model import FakeBaseModel, expected_familiarity, tokenize
+from tests.support.fake_base_model import FakeBaseModel, expected_familiarity, tokenize
 
 KEY = "sk-familiarity-test-123456"
 WORDS = (

@@ -9,16 +9,15 @@ from django.templatetags.static import static
 from django.urls import reverse
 
 from runner.agent_definition import AgentConfigError
+
+# The agent-run fixtures (site, runner_user, agent_dirs), used by their names.
+from tests.support.launches import api_for, launch
 from webapp import figures
 from webapp.competitions.models import Competition, PrivateLeaderboard
 from webapp.competitions.services import catalogue_sync
 from webapp.core.formatting import format_score, shown_interval
 from webapp.figures import competition as competition_figures
 from webapp.results.models import Experiment, GradeReport
-
-# The agent-run fixtures (site, runner_user, agent_dirs), used by their names.
-from .test_agent_runs import agent_dirs, api_for, launch, runner_user, site  # noqa: F401
-from .test_results_pages import imported  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -305,7 +304,7 @@ def test_resent_archive_with_new_metadata_says_it_is_not_applied(media, django_u
     from django.test import Client
     from rest_framework.authtoken.models import Token
 
-    from tests.benchmark import archive_builders as ab
+    from tests.support import archive_builders as ab
     from webapp.results.models import Upload
 
     catalogue_sync()
