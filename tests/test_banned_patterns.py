@@ -164,10 +164,6 @@ TIMED_ALLOWED = {
         "tests/runner/test_validation_service.py",
         "test_stop_is_prompt_with_connections_open",
     ): "open connections never hold the validation service's stop",
-    (
-        "tests/webapp/work/test_worker.py",
-        "test_worker_killed_mid_grading_ends_with_exactly_one_report",
-    ): "a lower bound: the run was graded again after the kill, not before it",
 }
 # Names that hold a measured time: a figure for perf/, not a bound for a test.
 MEASURED = ("elapsed", "took")

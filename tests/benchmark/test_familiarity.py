@@ -134,9 +134,13 @@ def test_failures_are_retried_then_reported(fake):
     fake.mode = "http_500"
     with pytest.raises(FamiliarityError, match="HTTP 500"):
         score_text(WORDS, endpoint(fake, retries=2, backoff_s=0.0))
+    # The first request and its two retries, then the error: no more, no fewer.
+    assert fake.failed == 3
     # The 500s are not recorded as served; a working endpoint after a failure answers.
+    assert fake.requests == []
     fake.mode = "ok"
     assert score_text(WORDS, endpoint(fake, retries=2, backoff_s=0.0)).value is not None
+    assert fake.failed == 3 and fake.requests
 
 
 def test_an_endpoint_nobody_listens_on_and_other_refusals():

@@ -58,6 +58,7 @@ class FakeBaseModel:
         self.mode = mode
         self.requests: list[dict] = []
         self.refused = 0  # prompts refused as past the context (HTTP 400)
+        self.failed = 0  # requests answered with HTTP 500 (mode ``http_500``)
         self._server: ThreadingHTTPServer | None = None
         self._stop = threading.Event()
 
@@ -164,6 +165,7 @@ class FakeBaseModel:
                             return
                     return
                 if mode == "http_500":
+                    fake.failed += 1
                     self._send(500, b'{"error": "the model server fell over"}')
                     return
                 if mode == "not_json":
