@@ -1,5 +1,5 @@
 """Waiting in tests for something another process does: poll a condition until a
-deadline. The one place (with the few listed in tests/test_banned_patterns.py) where a
+deadline. The one place (with the few the house rule ``fixed-sleep-in-tests`` allows) where a
 test may call ``time.sleep``: a fixed sleep standing in for time passing is banned."""
 
 from __future__ import annotations

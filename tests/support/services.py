@@ -1,7 +1,7 @@
 """What a test does when something it needs is not here (the right to mount a
 filesystem, say): it fails, with what is missing and how to get it. Never a skip, which
 would pass for a test that proved nothing; the suite skips nothing
-(tests/test_banned_patterns.py)."""
+(the house rule ``skipped-test``, tools/house_rules/rules.py)."""
 
 from __future__ import annotations
 

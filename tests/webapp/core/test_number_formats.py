@@ -1,8 +1,7 @@
 """One number format for every page: the template filters print what
-``webapp.core.formatting`` declares, ``static/js/numbers.js`` prints the same, and templates never
-print a known float field raw or to decimals of their own."""
+``webapp.core.formatting`` declares and ``static/js/numbers.js`` prints the same (that templates
+never print a float field raw is a house rule, tools/house_rules)."""
 
-import re
 from pathlib import Path
 
 import pytest
@@ -11,52 +10,6 @@ from django.template import Context, Template
 from webapp.core import formatting
 
 REPO = Path(__file__).resolve().parents[3]
-TEMPLATE_DIRS = (REPO / "templates", REPO / "webapp")
-
-# Fields that hold floats: a score, a medal line, a percentage, a rate, a statistic.
-FLOAT_FIELDS = (
-    r"score|mean|standard_error|percentile|\w*_rate|similarity|\w*threshold|ci_lower|ci_upper"
-    r"|difference|any_medal\w*"
-)
-# "{{ x.score }}" printed as text (not an attribute's value, which scripts read raw).
-RAW_FLOAT = re.compile(r'(?<!=")\{\{\s*[\w.]*\b(' + FLOAT_FIELDS + r")\s*\}\}")
-# floatformat to a fixed number of places: a precision of the template's own.
-OWN_DECIMALS = re.compile(r"\b(" + FLOAT_FIELDS + r')\|floatformat(:\s*"?-?\d+"?)?')
-
-
-# Already text, formatted by webapp.core.formatting in Python (webapp/results/pages/contamination.py).
-PREFORMATTED = {"{{ row.cutoff.difference }}"}
-
-
-def _templates():
-    for root in TEMPLATE_DIRS:
-        yield from (p for p in root.rglob("*.html") if ".venv" not in p.parts)
-
-
-def test_no_template_prints_a_float_field_raw_or_to_its_own_decimals():
-    found = []
-    for path in _templates():
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            for pattern in (RAW_FLOAT, OWN_DECIMALS):
-                for match in pattern.finditer(line):
-                    if match.group(0) in PREFORMATTED:
-                        continue
-                    found.append(f"{path.relative_to(REPO)}:{n}: {match.group(0)}")
-    assert found == [], (
-        "print scores with |score, percentages with |pct or |percent, fractions with |rate, "
-        "statistics with |stat ({% load numbers_format %}): one format per kind of number, "
-        "declared in webapp/core/formatting.py\n" + "\n".join(found)
-    )
-
-
-def test_the_ban_catches_what_it_bans():
-    assert RAW_FLOAT.search("<td>{{ grade.score }}</td>")
-    assert RAW_FLOAT.search("{{ board.median_threshold }}")
-    assert not RAW_FLOAT.search('<td data-value="{{ row.a_medal_rate }}">')
-    assert not RAW_FLOAT.search("{{ grade.score|score }}")
-    assert OWN_DECIMALS.search("{{ row.a_medal_rate|floatformat:2 }}")
-    assert OWN_DECIMALS.search("{{ v.mean|floatformat:1 }}")
-    assert not OWN_DECIMALS.search("{{ r.duration_s|floatformat:1 }}")
 
 
 @pytest.mark.parametrize(

@@ -1,17 +1,15 @@
 """One source for each figure: every page, the API and every export give the same Any
 Medal % for the same experiments, before and after a run is disqualified — the
 leaderboard (page, CSV, JSON, API), the experiment page, compare (page and API, paired
-and unpaired) and the experiment's reports exports. And the rules that decide which runs
-count are declared in one module only (``webapp.results.grading.aggregates``)."""
+and unpaired) and the experiment's reports exports. That the rules deciding which runs
+count are read in one module only is a house rule (tools/house_rules)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-import re
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
@@ -27,7 +25,6 @@ from webapp.results.services import agent_get_or_create
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[3]
 SPLIT = "demo"
 PUBLISHED = {
     "demo": {"mean": 37.5, "standard_error": 6.25},
@@ -327,48 +324,4 @@ def test_every_surface_gives_the_same_figures_after_a_disqualification(client, t
     # The disqualification moved A's figure, by one medal of 4 competitions over 3 seeds.
     assert float(after["compare paired"][a.pk]) == pytest.approx(
         float(before["compare paired"][a.pk]) - 100 / 12, abs=0.051
-    )
-
-
-# ---------------------------------------------------------------- one module
-
-# The only module that decides which runs count; the integrity app records the decisions.
-COUNTING_MODULE = "webapp/results/grading/aggregates.py"
-DECISIONS = "webapp/integrity/"
-# Reading or filtering runs by their disqualification anywhere else recomputes a figure
-# its own way (compare would count a disqualified gold the other pages do not).
-DISQUALIFICATION_READS = re.compile(
-    r"Status\.DISQUALIFIED"
-    r"|integrity__status\s*=\s*[\"']disqualified"
-    r"|integrity__status__in"
-    r"|def disqualified_run_ids"
-)
-
-
-def _offences(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if DISQUALIFICATION_READS.search(line)]
-
-
-def test_the_ban_catches_what_compare_once_did():
-    assert _offences('    disqualified = Q(run__integrity__status="disqualified")')
-    assert _offences("RunCheck.objects.filter(status=RunCheck.Status.DISQUALIFIED)")
-    assert not _offences("from webapp.results.grading.aggregates import disqualified")
-
-
-def test_disqualification_is_read_in_one_module_only():
-    offences = {}
-    for path in sorted((ROOT / "webapp").rglob("*.py")):
-        relative = path.relative_to(ROOT).as_posix()
-        if (
-            relative == COUNTING_MODULE
-            or relative.startswith(DECISIONS)
-            or "/migrations/" in relative
-        ):
-            continue
-        found = _offences(path.read_text())
-        if found:
-            offences[relative] = found
-    assert not offences, (
-        "which runs count is decided in webapp/results/grading/aggregates.py (disqualified, "
-        f"disqualified_run_ids, counted_reports); use those: {offences}"
     )
