@@ -148,7 +148,7 @@ def page_shows(run: dict, text: str) -> bool:
 def test_aide_runs_through_the_site_and_its_journal_shows(
     site,
     fake_llm,
-    celery_worker_process,  # noqa: F811
+    celery_worker_process,
     api,
 ):
     run = run_on_demo_wine(api, "aide", celery_worker_process)
@@ -192,7 +192,7 @@ def check_tokens_metered(run: dict, fake_llm: FakeLLM, api) -> None:
 def test_openhands_runs_through_the_site_and_its_events_show(
     site,
     fake_llm,
-    celery_worker_process,  # noqa: F811
+    celery_worker_process,
     api,
 ):
     run = run_on_demo_wine(api, "openhands", celery_worker_process)

@@ -18,7 +18,7 @@ def _overlap(a, b) -> bool:
     )
 
 
-def test_close_medal_lines_have_labels_that_do_not_overlap(page, live_server, site):  # noqa: F811
+def test_close_medal_lines_have_labels_that_do_not_overlap(page, live_server, site):
     board = PrivateLeaderboard.objects.get(competition__slug="spaceship-titanic", is_current=True)
     # Medal lines a few teams apart, as on many real leaderboards.
     PrivateLeaderboard.objects.filter(pk=board.pk).update(
@@ -40,7 +40,7 @@ def test_close_medal_lines_have_labels_that_do_not_overlap(page, live_server, si
     assert page.console_errors == []
 
 
-def test_rough_edge_pages_render(page, live_server, site):  # noqa: F811
+def test_rough_edge_pages_render(page, live_server, site):
     experiment = Experiment.objects.get(name="aide-o1")
     aggregate = experiment.aggregate
     metric = aggregate.figures["splits"]["low"]["metrics"]["any_medal_percentage"]

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 SLUG = "denoising-dirty-documents"
 
 
-def test_competition_page_shows_a_visitor_what_is_known(client, imported, alice):  # noqa: F811
+def test_competition_page_shows_a_visitor_what_is_known(client, imported, alice):
     private = Experiment.objects.get(name="mlab-gpt4o")
     Experiment.objects.filter(pk=private.pk).update(is_published=False, owner=alice)
     url = reverse("competition-detail", args=[SLUG])
@@ -39,20 +39,20 @@ def test_competition_page_shows_a_visitor_what_is_known(client, imported, alice)
     assert "mlab-gpt4o" in table.split("</table>", 1)[0]
 
 
-def test_operators_keep_the_import_instructions(client, imported, operator):  # noqa: F811
+def test_operators_keep_the_import_instructions(client, imported, operator):
     client.force_login(operator)
     page = client.get(reverse("competition-detail", args=[SLUG])).content.decode()
     assert 'id="import-hint"' in page and "git lfs pull" in page
     assert "manage.py import_mlebench PATH/TO/mle-bench" in page
 
 
-def test_demo_competitions_have_no_kaggle_link(client, imported):  # noqa: F811
+def test_demo_competitions_have_no_kaggle_link(client, imported):
     page = client.get(reverse("competition-detail", args=["demo-wine"])).content.decode()
     assert 'id="kaggle-link"' not in page
     assert 'id="experiments-run-empty"' in page
 
 
-def test_competition_page_in_the_browser(page, live_server, imported):  # noqa: F811
+def test_competition_page_in_the_browser(page, live_server, imported):
     page.goto(live_server.url + reverse("competition-detail", args=[SLUG]))
     assert page.locator("#experiments-run tbody tr").count() == 2
     assert page.evaluate("document.documentElement.scrollWidth") <= 1300

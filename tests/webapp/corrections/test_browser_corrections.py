@@ -14,7 +14,7 @@ from webapp.results.grading.aggregates import experiment_aggregate_refresh
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
-def test_the_log_reads_at_both_widths(browser, live_server, imported, reviewer):  # noqa: F811
+def test_the_log_reads_at_both_widths(browser, live_server, imported, reviewer):
     from benchmark.catalogue import competitions_in_split
 
     a, _ = imported

@@ -100,7 +100,7 @@ def test_histogram_bins_are_plotlys(values, centres, counts, size):
 
 
 @pytest.mark.django_db
-def test_leaderboard_sends_the_dot_plots_figures_once(client, imported):  # noqa: F811
+def test_leaderboard_sends_the_dot_plots_figures_once(client, imported):
     """The dot plot names the table's columns it draws; its numbers are the table's."""
     html = client.get("/").content.decode()
     figure = json.loads(

@@ -17,7 +17,7 @@ def no_horizontal_overflow(page) -> bool:
     )
 
 
-def test_the_check_page_as_the_owner_and_as_a_reviewer(browser, live_server, planted):  # noqa: F811
+def test_the_check_page_as_the_owner_and_as_a_reviewer(browser, live_server, planted):
     bob_run, alice_run = planted["bob_run"], planted["alice_run"]
     url = f"/integrity/runs/{bob_run.pk}/"
     owner = browser.new_context(viewport={"width": 1300, "height": 900}).new_page()
