@@ -46,7 +46,7 @@ run: setup
 docs: venv
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $(VAR_DIR)/docs
 
-# The suite runs on TEST_WORKERS processes (pytest-xdist; tests/parallel.py keeps them
+# The suite runs on TEST_WORKERS processes (pytest-xdist; tests/support/parallel.py keeps them
 # apart: broker database, var folder, test database and Docker instance name of their own);
 # TEST_WORKERS= runs it on one. Six on two cores: many tests wait on workers, browsers and
 # containers, and a machine kept busy by other work gives six processes a larger share.
@@ -62,9 +62,12 @@ images: venv
 	bash scripts/docker-up.sh
 	$(BIN)/mleboard images
 
+# ruff, then the house rules ruff does not have (tools/house_rules: each rule checked
+# against its own examples first).
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python -m tools.house_rules
 
 bench: venv $(VAR_DIR)/secret_key
 	$(BIN)/python perf/grading_bench.py --quick

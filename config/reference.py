@@ -2,7 +2,7 @@
 (``config.variables``).
 
 ``mleboard config --write docs/configuration.md`` replaces the part of the page between the
-two markers below with ``render_table()``; ``tests/test_configuration.py`` fails when they
+two markers below with ``render_table()``; ``tests/config/test_configuration.py`` fails when they
 differ. Internal variables are not listed.
 """
 

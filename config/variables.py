@@ -5,7 +5,7 @@ parts, not for operators).
 Everything asks this declaration: the settings, the runner, the command line, the process
 launcher (``webapp/ops/processes.py``), and the docs' configuration table, which
 ``mleboard config --write docs/configuration.md`` renders from it.
-``tests/test_configuration.py`` fails when a name read anywhere (Python, scripts,
+``tests/config/test_configuration.py`` fails when a name read anywhere (Python, scripts,
 compose.yaml) is not declared here, or when the page's table differs from the rendering.
 
 Add a variable by adding a ``Variable`` below (in its section), then read it with
@@ -737,8 +737,7 @@ VARIABLES: tuple[Variable, ...] = (
         p.parse_size,
         8 * 1024**3,
         "8g",
-        "a submitted agent whose built image is larger than this is refused and its image "
-        "removed",
+        "a submitted agent whose built image is larger than this is refused and its image removed",
         RUNS,
     ),
     Variable(

@@ -23,7 +23,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 import graders  # noqa: E402
-from tests.catalogue_data import build_catalogue, same_score  # noqa: E402
+from tests.support.catalogue_data import build_catalogue, same_score  # noqa: E402
 
 
 def _submission_rows(path: Path) -> int:

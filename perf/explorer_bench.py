@@ -39,7 +39,7 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
-    from tests.webapp.factories import write_runs_folder
+    from tests.support.factories import write_runs_folder
     from webapp.competitions.models import Competition
     from webapp.competitions.services import leaderboard_store
     from webapp.results.models import Experiment, GradeReport

@@ -78,7 +78,7 @@ def fill(env: dict, work: Path, experiments: int, seeds: int, *, set_up: bool = 
     """The explorer bench's data: published experiments of imported reports, and a human
     leaderboard on a few competitions so their pages draw it. ``set_up``: migrate, load the
     catalogue and collect the static files first (a site set up already needs none)."""
-    from tests.webapp.factories import write_runs_folder
+    from tests.support.factories import write_runs_folder
 
     started = time.perf_counter()
     runs = write_runs_folder(

@@ -47,7 +47,7 @@ def write_runs(root: Path, seeds: list[int], competition_ids: list[str]) -> int:
     """MLE-bench's runs/ layout (run_group_experiments.csv and one folder per run group
     with its grading report); returns the reports written."""
     from benchmark.reports import write_grading_report
-    from tests.webapp.factories import synthetic_report
+    from tests.support.factories import synthetic_report
 
     rng = random.Random(7)
     lines = ["experiment_id,run_group"]

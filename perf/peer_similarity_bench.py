@@ -5,7 +5,7 @@ compared as ``mleboard similarity`` compares them (the earlier name as Dolos' le
     python perf/peer_similarity_bench.py [FOLDER] [--fraction 0.5] [--threshold 0.6]
 
 FOLDER holds the ``.py`` files (e.g. the example solutions of a scaffold's repository);
-without it, the project's own scaffold-like corpus (tests/benchmark/scaffold_corpus.py).
+without it, the project's own scaffold-like corpus (tests/support/scaffold_corpus.py).
 Prints, without the option, with it, and with the corpus's template ignored instead (the
 project's corpus only): the pairs at or above the threshold, the files with such a match,
 the median of each file's best match, and the seconds taken.
@@ -53,9 +53,9 @@ def main() -> None:
     args = parser.parse_args()
     template = None
     if args.folder is None:
-        from tests.benchmark.scaffold_corpus import SOLUTIONS, TEMPLATE
+        from tests.support.scaffold_corpus import SOLUTIONS, TEMPLATE
 
-        files, template, source = SOLUTIONS, TEMPLATE, "tests/benchmark/scaffold_corpus.py"
+        files, template, source = SOLUTIONS, TEMPLATE, "tests/support/scaffold_corpus.py"
     else:
         files = {p.name: p.read_text(encoding="utf-8") for p in sorted(args.folder.glob("*.py"))}
         source = str(args.folder)

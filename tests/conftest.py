@@ -4,15 +4,22 @@ missing one fails the run instead of being skipped or silently replaced."""
 
 import os
 import shutil
+import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests import template_database
-from tests.live_requests import LIVE_REQUESTS
-from tests.parallel import shared_folder
+from tests.support import template_database
+from tests.support.live_requests import LIVE_REQUESTS
+from tests.support.parallel import shared_folder
+from tests.support.polling import wait_until
+from tests.support.workers import (
+    database_url_for_worker,
+    worker_argv,
+    worker_env,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REQUIRE_SERVICES = os.environ.get("MLEBOARD_REQUIRE_SERVICES", "") == "1"
@@ -52,7 +59,7 @@ def django_db_setup(
     request, django_test_environment, django_db_blocker, django_db_modify_db_settings
 ):
     """On PostgreSQL, the test database is a copy of the run's migrated template
-    (tests/template_database.py) instead of a migration of its own; on SQLite,
+    (tests/support/template_database.py) instead of a migration of its own; on SQLite,
     pytest-django's set-up."""
     from django.test.utils import setup_databases, teardown_databases
 
@@ -88,12 +95,10 @@ def postgres(django_db_blocker):
     what tests of PostgreSQL itself use, whichever database the suite runs on."""
     from django.conf import settings
 
-    from tests.webapp.conftest import _database_url_for_worker
-
     if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
         from django.db import connection
 
-        test_database = _database_url_for_worker()
+        test_database = database_url_for_worker()
         made = set()
 
         def url(suffix: str) -> str:
@@ -128,7 +133,7 @@ def mlebench_checkout(tmp_path_factory) -> Path:
     built from the catalogue, MLE-bench's split lists and the shipped published leaderboard
     (its README table)."""
     from benchmark.published import entries_from_yaml
-    from tests.mlebench_material import build_checkout
+    from tests.support.mlebench_material import build_checkout
 
     shipped = REPO_ROOT / "benchmark" / "data" / "published_results.yaml"
     entries = entries_from_yaml(shipped.read_text(encoding="utf-8"))
@@ -227,3 +232,38 @@ def _served_by_the_site(application):
     """A live server's static handler that hands every request to the site, counting the
     requests it is serving (``LIVE_REQUESTS``)."""
     return LIVE_REQUESTS.wrap(application)
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db, tmp_path):
+    """A real Celery worker process on the configured broker, sharing the test database.
+    Yields the Popen; the worker is stopped (and waited for) afterwards."""
+    from webapp.project.celery import app
+
+    app.control.purge()
+    log = tmp_path / "worker.log"
+    proc = subprocess.Popen(
+        worker_argv("grading,runs.cpu,runs.gpu,default", 2),
+        cwd=REPO_ROOT,
+        env=worker_env(),
+        stdout=open(log, "w"),
+        stderr=subprocess.STDOUT,
+    )
+
+    def ready() -> bool:
+        if proc.poll() is not None:
+            pytest.fail(f"worker exited at start:\n{log.read_text()}")
+        return "ready." in log.read_text()
+
+    try:
+        wait_until(ready, timeout=60)
+    except AssertionError:
+        proc.kill()
+        raise AssertionError(f"worker not ready in 60 s:\n{log.read_text()}") from None
+    proc.log_path = log
+    yield proc
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()

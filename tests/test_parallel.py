@@ -1,11 +1,11 @@
-"""How the suite is spread over worker processes (tests/parallel.py)."""
+"""How the suite is spread over worker processes (tests/support/parallel.py)."""
 
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.parallel import dealt, own_redis_database, rewrite_test_modules
+from tests.support.parallel import dealt, own_redis_database, rewrite_test_modules
 
 
 class Item:

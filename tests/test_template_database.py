@@ -1,4 +1,4 @@
-"""The run's template database (tests/template_database.py): one left by a run killed before
+"""The run's template database (tests/support/template_database.py): one left by a run killed before
 its end is dropped a day later by the next run that builds one; a recent one (another run's,
 still going) is left alone."""
 
@@ -9,7 +9,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from tests.template_database import STALE_AFTER_S, drop_stale_templates
+from tests.support.template_database import STALE_AFTER_S, drop_stale_templates
 
 pytestmark = pytest.mark.services
 

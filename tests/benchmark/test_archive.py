@@ -15,7 +15,7 @@ from benchmark.archive import (
     extract_archive,
     inspect_archive,
 )
-from tests.benchmark import archive_builders as build
+from tests.support import archive_builders as build
 
 TINY = ArchiveLimits(max_members=10, max_total_bytes=10_000, max_file_bytes=4_000, max_ratio=200)
 RUN = {

@@ -12,7 +12,7 @@ from benchmark.catalogue import (
     load_catalogue,
 )
 from benchmark.splits import VALID_SPLIT_NAMES, UnknownSplit, resolve_split
-from tests.mlebench_material import split_lists
+from tests.support.mlebench_material import SYSTEM_CARD, split_lists
 
 
 def test_split_sizes_match_mlebench():
@@ -39,41 +39,6 @@ def test_complexity_splits_partition_all():
 def test_splits_equal_mlebench_split_files(split):
     listed = split_lists()[split]
     assert sorted(listed) == sorted(f.id for f in competitions_in_split(split))
-
-
-# MLE-bench's experiments/splits/systemcard.txt: the competitions OpenAI's system cards report.
-SYSTEM_CARD = (
-    "aptos2019-blindness-detection",
-    "billion-word-imputation",
-    "bms-molecular-translation",
-    "cassava-leaf-disease-classification",
-    "champs-scalar-coupling",
-    "freesound-audio-tagging-2019",
-    "h-and-m-personalized-fashion-recommendations",
-    "hms-harmful-brain-activity-classification",
-    "hotel-id-2021-fgvc8",
-    "hubmap-kidney-segmentation",
-    "imet-2020-fgvc7",
-    "jigsaw-unintended-bias-in-toxicity-classification",
-    "kuzushiji-recognition",
-    "mlsp-2013-birds",
-    "multi-modal-gesture-recognition",
-    "new-york-city-taxi-fare-prediction",
-    "nfl-player-contact-detection",
-    "nomad2018-predict-transparent-conductors",
-    "osic-pulmonary-fibrosis-progression",
-    "petfinder-pawpularity-score",
-    "plant-pathology-2021-fgvc8",
-    "smartphone-decimeter-2022",
-    "spooky-author-identification",
-    "stanford-covid-vaccine",
-    "tensorflow2-question-answering",
-    "tweet-sentiment-extraction",
-    "us-patent-phrase-to-phrase-matching",
-    "uw-madison-gi-tract-image-segmentation",
-    "ventilator-pressure-prediction",
-    "whale-categorization-playground",
-)
 
 
 def test_systemcard_is_the_system_cards_30_competitions_of_all():

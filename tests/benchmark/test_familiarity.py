@@ -1,5 +1,5 @@
 """Familiarity as the mean token probability a base model gives a text
-(``benchmark.familiarity``), against a named fake endpoint (``tests/agents/fake_base_model.py``,
+(``benchmark.familiarity``), against a named fake endpoint (``tests/support/fake_base_model.py``,
 a scripted server, not a model): the value equals what the served log-probabilities make by
 hand, long texts are split within the limit and weighted by their tokens, and every way the
 endpoint can fail ends, with a reason."""
@@ -17,7 +17,7 @@ from benchmark.familiarity import (
     guaranteed_bytes,
     score_text,
 )
-from tests.agents.fake_base_model import FakeBaseModel, expected_familiarity, tokenize
+from tests.support.fake_base_model import FakeBaseModel, expected_familiarity, tokenize
 
 KEY = "sk-familiarity-test-123456"
 WORDS = (
@@ -134,9 +134,13 @@ def test_failures_are_retried_then_reported(fake):
     fake.mode = "http_500"
     with pytest.raises(FamiliarityError, match="HTTP 500"):
         score_text(WORDS, endpoint(fake, retries=2, backoff_s=0.0))
+    # The first request and its two retries, then the error: no more, no fewer.
+    assert fake.failed == 3
     # The 500s are not recorded as served; a working endpoint after a failure answers.
+    assert fake.requests == []
     fake.mode = "ok"
     assert score_text(WORDS, endpoint(fake, retries=2, backoff_s=0.0)).value is not None
+    assert fake.failed == 3 and fake.requests
 
 
 def test_an_endpoint_nobody_listens_on_and_other_refusals():

@@ -3,32 +3,14 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
 import graders
 from benchmark.grading import grade_submission_run, load_private_leaderboard
 from benchmark.leaderboard import read_leaderboard
-from tests.graders.synthetic import CompetitionLayout, write_csv
-
-IDS = [f"t{i:03d}" for i in range(20)]
-LABELS = [i % 4 for i in range(20)]
-
-
-def write_leaderboard(path: Path, scores: list[float]) -> Path:
-    """A leaderboard.csv in MLE-bench's format, best first."""
-    return write_csv(
-        path,
-        {
-            "scoreNullable": scores,
-            "teamId": list(range(1, len(scores) + 1)),
-            "hasTeamName": [True] * len(scores),
-            "submissionDate": ["2020-01-01 00:00:00"] * len(scores),
-            "score": scores,
-            "hasScore": [True] * len(scores),
-        },
-    )
+from tests.support.leaderboards import IDS, LABELS, write_leaderboard
+from tests.support.synthetic import CompetitionLayout
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from benchmark.reports import read_grading_report
-from tests.benchmark.test_grading import IDS, LABELS, write_leaderboard
-from tests.graders.synthetic import CompetitionLayout
+from tests.support.leaderboards import IDS, LABELS, write_leaderboard
+from tests.support.synthetic import CompetitionLayout
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from cli import main as cli
-from tests.benchmark.integrity_corpus import REFERENCE, UNRELATED, renamed
+from tests.support.integrity_corpus import REFERENCE, UNRELATED, renamed
 
 
 def run_main(capsys, *args: str) -> tuple[int, str, str]:

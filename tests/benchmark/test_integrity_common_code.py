@@ -16,8 +16,8 @@ from benchmark.integrity.common_code import (
 )
 from benchmark.integrity.winnowing import best_match, compare_corpus, file_fingerprints
 from cli import main as cli
-from tests.benchmark.integrity_corpus import renamed
-from tests.benchmark.scaffold_corpus import SOLUTIONS, TEMPLATE
+from tests.support.integrity_corpus import renamed
+from tests.support.scaffold_corpus import SOLUTIONS, TEMPLATE
 
 THRESHOLD = 0.6
 

@@ -15,8 +15,8 @@ import pytest
 
 from benchmark.integrity import winnowing
 from benchmark.integrity.winnowing import python_tokens, similarity
-from tests.benchmark.integrity_corpus import PAIRS
-from tests.benchmark.scaffold_corpus import SOLUTIONS, TEMPLATE
+from tests.support.integrity_corpus import PAIRS
+from tests.support.scaffold_corpus import SOLUTIONS, TEMPLATE
 
 ROOT = Path(__file__).resolve().parents[2]
 DOLOS_DIR = ROOT / "tools" / "dolos"

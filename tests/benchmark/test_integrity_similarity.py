@@ -17,7 +17,7 @@ from benchmark.integrity.winnowing import (
     token_hash,
     winnow,
 )
-from tests.benchmark.integrity_corpus import PAIRS, REFERENCE, UNRELATED, renamed
+from tests.support.integrity_corpus import PAIRS, REFERENCE, UNRELATED, renamed
 
 
 def test_dolos_defaults():

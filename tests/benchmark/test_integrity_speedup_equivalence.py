@@ -26,7 +26,7 @@ from benchmark.integrity.winnowing import (
     tokenize,
     winnow,
 )
-from tests.benchmark.integrity_corpus import PAIRS, REFERENCE, UNRELATED
+from tests.support.integrity_corpus import PAIRS, REFERENCE, UNRELATED
 
 ODD_CODE = {
     "empty": "",

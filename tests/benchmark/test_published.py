@@ -13,7 +13,7 @@ from benchmark.published import (
     entries_to_yaml,
     read_readme_leaderboard,
 )
-from tests.mlebench_material import readme_with_leaderboard
+from tests.support.mlebench_material import readme_with_leaderboard
 
 SHIPPED = Path(__file__).resolve().parents[2] / "benchmark" / "data" / "published_results.yaml"
 

@@ -14,7 +14,7 @@ from benchmark.upload_layout import (
     competition_of,
     read_upload,
 )
-from tests.benchmark import archive_builders as build
+from tests.support import archive_builders as build
 
 KNOWN = set(load_catalogue())
 A, B, C = "spaceship-titanic", "aerial-cactus-identification", "denoising-dirty-documents"

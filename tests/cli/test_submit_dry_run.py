@@ -14,7 +14,7 @@ from benchmark.catalogue import load_catalogue
 from benchmark.grading import grade_submission_run
 from benchmark.upload_layout import read_upload
 from cli.main import main
-from tests import demo_builds
+from tests.support import demo_builds
 
 # One run of each kind: valid, valid, no submission.csv, too few rows.
 VALID, MISSING, SHORT = "valid", "missing", "short"

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from tests.graders.synthetic import REPO_ROOT
+from tests.support.synthetic import REPO_ROOT
 
 
 @pytest.fixture(scope="session")

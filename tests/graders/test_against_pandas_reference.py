@@ -16,7 +16,7 @@ import pytest
 from sklearn import metrics as skm
 
 import graders
-from tests.graders.synthetic import CompetitionLayout
+from tests.support.synthetic import CompetitionLayout
 
 
 def _pandas(path):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 import graders
-from tests.graders.synthetic import CompetitionLayout, shuffled, string_ids
-from tests.graders.test_complex_detection import reference_voc
+from tests.support.detection import reference_voc
+from tests.support.synthetic import CompetitionLayout, shuffled, string_ids
 
 
 def layout_for(tmp_path, competition_id) -> CompetitionLayout:

@@ -9,7 +9,7 @@ import pytest
 from scipy.spatial.distance import directed_hausdorff
 
 import graders
-from tests.graders.synthetic import CompetitionLayout, shuffled, string_ids
+from tests.support.synthetic import CompetitionLayout, shuffled, string_ids
 
 CONTRAILS = "google-research-identify-contrails-reduce-global-warming"
 HUBMAP = "hubmap-kidney-segmentation"

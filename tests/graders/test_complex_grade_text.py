@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import graders
-from tests.graders.synthetic import CompetitionLayout, shuffled, string_ids
+from tests.support.synthetic import CompetitionLayout, shuffled, string_ids
 
 
 def layout_for(tmp_path, competition_id) -> CompetitionLayout:

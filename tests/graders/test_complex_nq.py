@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import graders
-from tests.graders.synthetic import CompetitionLayout
+from tests.support.synthetic import CompetitionLayout
 
 NQ = "tensorflow2-question-answering"
 

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import graders
-from tests.graders.core_cases import CASES
-from tests.graders.synthetic import CompetitionLayout, drop_rows, shuffled
+from tests.support.core_cases import CASES
+from tests.support.synthetic import CompetitionLayout, drop_rows, shuffled
 
 TABLE_CASES = sorted(c for c in CASES if c != "tensorflow2-question-answering")
 

@@ -1,6 +1,6 @@
 """The whole catalogue's worth of synthetic submissions, graded every day.
 
-One synthetic data folder holds every competition mleboard grades (``tests/catalogue_data.py``).
+One synthetic data folder holds every competition mleboard grades (``tests/support/catalogue_data.py``).
 For each: the perfect submission is valid and earns the best score, the sample submission is
 valid, a submission mixing the two is valid, and a broken one is rejected with a reason. Then
 ``mleboard grade`` grades a ``submissions.jsonl`` of all the perfect submissions in one run.
@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 
 import graders
-from tests.catalogue_data import (
+from tests.support.catalogue_data import (
     SyntheticCompetition,
     build_catalogue,
     build_competition,
     same_score,
     submission_variant,
 )
-from tests.graders.synthetic import DEMO_IDS, REPO_ROOT
+from tests.support.synthetic import DEMO_IDS, REPO_ROOT
 
 COMPETITIONS = graders.known_competitions()
 

@@ -14,7 +14,7 @@ from graders.arrow_numpy import from_numpy, to_numpy
 from graders.id_matching import fast_order
 from graders.results import InvalidSubmission
 from graders.validation import align_ids
-from tests.graders.synthetic import REPO_ROOT
+from tests.support.synthetic import REPO_ROOT
 
 RNG = np.random.default_rng(11)
 

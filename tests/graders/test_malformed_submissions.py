@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import graders
-from tests.graders.synthetic import CompetitionLayout
+from tests.support.synthetic import CompetitionLayout
 
 IDS = [f"t{i:03d}" for i in range(10)]
 LABELS = [i % 3 for i in range(10)]

@@ -11,8 +11,8 @@ import pytest
 
 import graders
 from graders.layouts import column_names, load_layouts, render_markdown
-from tests.catalogue_data import CLASSES_FROM_ANSWERS, build_competition
-from tests.graders.synthetic import REPO_ROOT, CompetitionLayout
+from tests.support.catalogue_data import CLASSES_FROM_ANSWERS, build_competition
+from tests.support.synthetic import REPO_ROOT, CompetitionLayout
 
 
 def _header(path: Path) -> list[str]:

@@ -13,7 +13,7 @@ import pytest
 
 import graders
 from graders.competitions.auc import JIGSAW_IDENTITIES
-from tests.graders.synthetic import CompetitionLayout
+from tests.support.synthetic import CompetitionLayout
 
 
 def setup(tmp_path, competition_id, answers: dict):

@@ -10,7 +10,7 @@ import pytest
 
 import graders
 from graders.registry import grader_modules
-from tests.graders.synthetic import DEMO_IDS, REPO_ROOT
+from tests.support.synthetic import DEMO_IDS, REPO_ROOT
 
 
 def test_every_catalogue_competition_has_a_grader(catalogue_entries):

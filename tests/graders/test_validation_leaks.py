@@ -27,8 +27,8 @@ import numpy as np
 import pytest
 
 import graders
-from tests.catalogue_data import build_competition
-from tests.graders.synthetic import CompetitionLayout
+from tests.support.catalogue_data import build_competition
+from tests.support.synthetic import CompetitionLayout
 
 COMPETITIONS = graders.known_competitions()
 

@@ -28,7 +28,7 @@ from runner.reaper import (
     own_labels,
     reap_expired,
 )
-from tests.polling import wait_until
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("no_leftover_containers")]
 

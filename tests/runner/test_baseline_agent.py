@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from runner import Outcome, Resources, RunSpec, find_agent, run_agent, spec_for_agent
-from tests.runner.conftest import write_demo
+from tests.support.runner_demo import write_demo
 
 sys.path.insert(0, str(find_agent("baseline").directory))
 from task_inference import TaskError, infer_task, metric_hint  # noqa: E402

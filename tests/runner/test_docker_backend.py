@@ -14,23 +14,12 @@ import pytest
 
 from runner import Outcome, Resources, RunSpec, find_agent, run_agent, spec_for_agent
 from runner.validation_service import RateLimit
+from tests.support.run_specs import docker_spec as python_spec
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("no_leftover_containers")]
 
 COMPETITION = "demo-breast-cancer"
 SMALL = Resources(cpus=1, memory=256 * 1024**2, shm=16 * 1024**2, gpus=0, pids=128)
-
-
-def python_spec(image: str, code: str, **overrides) -> RunSpec:
-    fields = {
-        "image": image,
-        "command": ("python3", "-c", code),
-        "competition_id": COMPETITION,
-        "resources": SMALL,
-        "time_limit_s": 60,
-    }
-    fields.update(overrides)
-    return RunSpec(**fields)
 
 
 def run(spec: RunSpec, data: Path, out: Path, **kwargs):

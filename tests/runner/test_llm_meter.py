@@ -1,6 +1,6 @@
 """The model bridge counts what a run asks of its model: requests, tokens (from each
 answer's usage, streamed or not; estimated when the endpoint gives none), errors and time
-waited, and never the texts. Against the fake LLM (``tests/agents/fake_llm.py``, a
+waited, and never the texts. Against the fake LLM (``tests/support/fake_llm.py``, a
 scripted server, not a model), through the bridge on a loopback port as the local backend
 uses it (the container's unix socket is the same relay)."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from runner.llm_bridge import HostBridge
 from runner.llm_meter import CHARS_PER_TOKEN, Meter, prompt_chars
-from tests.agents.fake_llm import FakeLLM
+from tests.support.fake_llm import FakeLLM
 
 MARKER = "PRIVATE-PROMPT-TEXT-4242"
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -16,22 +15,11 @@ from pathlib import Path
 
 from runner import Outcome, Resources, RunSpec, find_agent, run_agent, spec_for_agent
 from runner.spec import RUN_LOG
-from tests.polling import RELEASE, opened_for_writing, wait_until
+from tests.support.polling import RELEASE, opened_for_writing, wait_until
+from tests.support.run_specs import local_spec as python_spec
 
 COMPETITION = "demo-breast-cancer"
 SMALL = Resources(cpus=1, memory=None, shm=None, gpus=0, pids=None)
-
-
-def python_spec(code: str, **overrides) -> RunSpec:
-    fields = {
-        "image": "unused",
-        "command": (sys.executable, "-c", code),
-        "competition_id": COMPETITION,
-        "resources": SMALL,
-        "time_limit_s": 30,
-    }
-    fields.update(overrides)
-    return RunSpec(**fields)
 
 
 def run(spec: RunSpec, data: Path, out: Path, **kwargs):

@@ -24,9 +24,8 @@ from pathlib import Path
 import pytest
 
 from runner.local_confinement import Level, local_confinement
-from tests.runner.conftest import COMPETITION, write_demo
+from tests.support.runner_demo import COMPETITION, write_demo
 
-# The agent never holds the whole tag in its code or command line (it would find itself).
 HUNTER = r"""
 import json, os, stat, sys
 TAG = "-".join(["PLANTED", "SECRET"]).encode()

@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner import Outcome, run_agent
-from tests.runner.test_docker_backend import python_spec as docker_spec
-from tests.runner.test_local_backend import python_spec as local_spec
+from tests.support.run_specs import docker_spec, local_spec
 
 OBFUSCATED = "# A tabular task\nPredict the target column from the others.\n"
 READER = (

@@ -1,6 +1,6 @@
 """The paper's scaffolds as agents: AIDE and OpenHands launched from the site, run by a
 real Celery worker in containers with no network on the real Docker engine, reaching a
-fake LLM (``tests/agents/fake_llm.py``, a scripted server, not a model) through the
+fake LLM (``tests/support/fake_llm.py``, a scripted server, not a model) through the
 socket bridge, and graded on demo-wine."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 
 from runner.agent_definition import find_agent, load_agent
-from tests.agents.fake_llm import FakeLLM
-from tests.webapp.conftest import celery_worker_process, wait_for  # noqa: F401 (a fixture)
+from tests.support.fake_llm import FakeLLM
+from tests.support.polling import wait_until
 
 pytestmark = [
     pytest.mark.services,
@@ -65,7 +65,7 @@ def scaffold_dirs(tmp_path, docker_client):
 def site(tmp_path, settings, scaffold_dirs, fake_llm, monkeypatch):
     """demo-wine on the site, the scaffolds as site agents and the operator's model
     endpoint (the fake LLM) in the environment the worker inherits."""
-    from tests.demo_builds import demo_site
+    from tests.support.demo_builds import demo_site
 
     settings.MLEBOARD_AGENT_DIRS = [scaffold_dirs]
     monkeypatch.setenv("MLEBOARD_AGENT_DIRS", str(scaffold_dirs))
@@ -101,7 +101,7 @@ def run_on_demo_wine(api, agent: str, worker) -> dict:
     )
     assert response.status_code == 201, response.content
     launch_id = response.json()["id"]
-    status = wait_for(
+    status = wait_until(
         lambda: (
             (s := api.get(f"/api/launches/{launch_id}/").json())["runs"][0]["grading"]
             in ("graded", "failed")
@@ -148,7 +148,7 @@ def page_shows(run: dict, text: str) -> bool:
 def test_aide_runs_through_the_site_and_its_journal_shows(
     site,
     fake_llm,
-    celery_worker_process,  # noqa: F811
+    celery_worker_process,
     api,
 ):
     run = run_on_demo_wine(api, "aide", celery_worker_process)
@@ -192,7 +192,7 @@ def check_tokens_metered(run: dict, fake_llm: FakeLLM, api) -> None:
 def test_openhands_runs_through_the_site_and_its_events_show(
     site,
     fake_llm,
-    celery_worker_process,  # noqa: F811
+    celery_worker_process,
     api,
 ):
     run = run_on_demo_wine(api, "openhands", celery_worker_process)

@@ -21,7 +21,7 @@ import pytest
 from runner.harness import client_script
 from runner.validation_client import multipart_body, multipart_parts, request, validate_file
 from runner.validation_service import RateLimit, ValidationLimits, ValidationService
-from tests.polling import wait_until
+from tests.support.polling import wait_until
 
 COMPETITION = "demo-breast-cancer"
 

@@ -29,7 +29,7 @@ import yaml
 
 from benchmark.demo import DEMO_COMPETITIONS
 from runner.stack_images import compose_variables
-from tests.polling import wait_until
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.stack, pytest.mark.docker, pytest.mark.slow]
 

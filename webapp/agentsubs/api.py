@@ -76,6 +76,12 @@ def reproduction_data(reproduction: Reproduction, request) -> dict:
     }
 
 
+class _SubmitFields(serializers.Serializer):
+    """The text fields beside the archive (a serializer refuses NUL and bounds length)."""
+
+    experiment = serializers.CharField(required=False, allow_blank=True, max_length=20)
+
+
 class AgentSubmitApi(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
@@ -101,7 +107,10 @@ class AgentSubmitApi(APIView):
         archive = request.FILES.get("archive")
         if archive is None:
             return refused("archive", "send the agent's archive as the multipart field archive")
-        raw = request.data.get("experiment")
+        given = _SubmitFields(data=request.data)
+        if not given.is_valid():
+            return _first_error(given.errors)
+        raw = given.validated_data.get("experiment")
         claims = None
         if raw not in (None, ""):
             claims = whole_number(str(raw))

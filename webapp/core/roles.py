@@ -55,7 +55,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 def sync_groups(using: str = "default") -> list[str]:
     """Make each declared group exist and hold its declared permissions. Returns the
     permissions not found: those of models not migrated yet (a partial ``migrate``; the
-    next one adds them). tests/webapp/test_permissions.py checks that none is missing
+    next one adds them). tests/webapp/accounts/test_permissions.py checks that none is missing
     once everything is migrated, so a misspelt one does not pass unnoticed."""
     from django.contrib.auth.models import Group, Permission
 

@@ -6,7 +6,7 @@ its app's ``kinds.py`` (registered with ``declare`` when the app is ready): its 
 waits again, its task and queue, its attempts budget and its failure messages. The calls of
 ``webapp.work.lifecycle`` (``claim``, ``finish``, ``fail``, ``release``, ``hand_back``,
 ``retry_or_fail``, ``restart``) are the only writers of a status
-(``tests/test_status_writes.py`` holds that); what happens when work ends is a hook an app
+(a house rule, tools/house_rules, holds that); what happens when work ends is a hook an app
 registers (``on_end``). The outbox and the claim's heartbeat are ``webapp.work.outbox``.
 ``docs/lifecycle.md`` renders the tables.
 """

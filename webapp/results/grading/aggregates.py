@@ -3,7 +3,7 @@ what they add up to. An experiment's figures are computed once, when its reports
 review change, with ``benchmark.aggregate``, and stored; every page, the API and every
 export read what is stored here, so they cannot disagree.
 
-Declared here and nowhere else (``tests/webapp/test_figures_agree.py`` bans the rest): which
+Declared here and nowhere else (a house rule, tools/house_rules, bans the rest): which
 runs count (a run disqualified by review is no medal; ``reviewed_by`` is how the reviewing
 app says which, so results imports no app above it), the clean subset
 (``clean_subset_excluded``, ``wants_clean_subset``), the splits (figured when every
