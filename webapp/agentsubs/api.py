@@ -78,6 +78,7 @@ def reproduction_data(reproduction: Reproduction, request) -> dict:
 
 class AgentSubmitApi(APIView):
     permission_classes = [IsAuthenticated]
+    error_statuses = (413,)  # a body past what the server reads
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(
@@ -134,6 +135,7 @@ class ReviewInput(serializers.Serializer):
 
 class AgentReviewApi(APIView):
     permission_classes = [IsAuthenticated]
+    error_statuses = (409,)  # reviewed already
 
     @extend_schema(
         request=ReviewInput,
