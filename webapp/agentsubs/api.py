@@ -84,6 +84,7 @@ class _SubmitFields(serializers.Serializer):
 
 class AgentSubmitApi(APIView):
     permission_classes = [IsAuthenticated]
+    error_statuses = (413,)  # a body past what the server reads
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(
@@ -143,6 +144,7 @@ class ReviewInput(serializers.Serializer):
 
 class AgentReviewApi(APIView):
     permission_classes = [IsAuthenticated]
+    error_statuses = (409,)  # reviewed already
 
     @extend_schema(
         request=ReviewInput,
