@@ -3,6 +3,7 @@ hash-pinned wheel and no network, or refused with the reason and nothing left be
 image, no folder) when the build tries the network, the image is over the limit, or the
 requirements do not resolve or do not match their hashes."""
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,12 @@ def people(django_user_model, operator):
 
 def approved(people, **replace: bytes) -> AgentSubmission:
     files = {p.name: p.read_bytes() for p in AGENT_DIR.iterdir() if p.is_file()}
+    # A name of its own: images are named by agent, and other tests (other processes of the
+    # suite) build the same agent on the same engine at the same time.
+    unique = f"sklearn-{uuid.uuid4().hex[:8]}"
+    files["agent.yaml"] = files["agent.yaml"].replace(
+        b"name: sklearn-submitted", b"name: " + unique.encode()
+    )
     files.update(replace)
     sam, operator = people
     archive = SimpleUploadedFile("agent.tar.gz", ab.tar_bytes(files, "gz"))

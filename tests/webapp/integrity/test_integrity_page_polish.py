@@ -15,7 +15,7 @@ from webapp.core.wording import ago
 from webapp.integrity import services
 from webapp.integrity.views import FRAGMENT_MIN_LINES, _side_by_side
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("catalogue")]
 
 LITERAL_CID = "tabular-playground-series-may-2022"
 LLM_CID = "tabular-playground-series-dec-2021"

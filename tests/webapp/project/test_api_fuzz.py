@@ -57,12 +57,12 @@ COMPETITIONS = [c.id for c in competitions_in_split("low")][:2]
 # site's state and by JSON inside a form field (the agents installed, the competitions'
 # data prepared, the metadata's keys), which OpenAPI cannot say; publishing by the
 # experiment's stated conditions; a disclosure by rules of text OpenAPI does not carry
-# (no NUL, a URL's scheme, best-of-K): for those operations only, a 400 to data the schema
-# allows is accepted as a refusal with a reason.
+# (no NUL, a URL's scheme, best-of-K); a submitted agent by its archive's files: for those
+# operations only, a 400 to data the schema allows is accepted as a refusal with a reason.
 CONFIG = SchemathesisConfig.from_str(
     """
 [[operations]]
-include-path-regex = "^/api/(launches/|uploads/|experiments/[^/]+/(disclosure|publish)/)$"
+include-path-regex = "^/api/(launches/|uploads/|agents/|experiments/[^/]+/(disclosure|publish)/)$"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "404", "429"]
 """
 )
@@ -144,7 +144,12 @@ def flatmap_body(context, body):
     if context.operation.path == "/api/launches/":
         real = {"agent": "baseline", "competitions": COMPETITIONS, "backend": "local"}
     elif context.operation.path == "/api/uploads/":
-        text = str(body.get("metadata", ""))
+        if not isinstance(body.get("metadata", ""), str) or not isinstance(
+            body.get("archive", b""), bytes
+        ):
+            # A body the schema refuses stays refused: made real, it would be accepted.
+            return st.just(body)
+        text = body.get("metadata", "")
         metadata = {"scaffold": text[:100] or "aide", "model": "gpt-4o", "name": text[:200]}
         real = {"archive": ARCHIVE, "metadata": json.dumps(metadata)}
     else:
